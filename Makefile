@@ -1,0 +1,131 @@
+# attnlab — build, test, demo, bench, install.
+#
+# Settings (override on the command line, e.g. `make CC=clang SANITIZE=1 check`):
+#   CC        C compiler (C11)
+#   OPT       optimisation flags; never -Ofast/-ffast-math (they break IEEE -INFINITY
+#             masks and the reproducibility of results)
+#   SANITIZE  1 builds everything with AddressSanitizer + UndefinedBehaviorSanitizer,
+#             into build/san/ so it never mixes with the normal objects
+#   PREFIX    install prefix (default /usr/local); DESTDIR a staging root for packagers
+#   BLAS      openblas (default when pkg-config finds it) or gsl (GSL's own gslcblas)
+
+CC       ?= cc
+OPT      ?= -O2 -g
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+VERSION  := 0.1.0
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wformat=2 \
+            -Wvla -Wnull-dereference
+CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+
+# BLAS: OpenBLAS as GSL's CBLAS when present. Debian links with --as-needed, so the
+# library that supplies cblas_* must come after -lgsl, never before.
+BLAS     ?= $(if $(shell pkg-config --exists openblas 2>/dev/null && echo y),openblas,gsl)
+ifeq ($(BLAS),openblas)
+  BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+  BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null)
+else
+  BLAS_CFLAGS :=
+  BLAS_LIBS   := -lgslcblas
+endif
+GSL_CFLAGS := $(shell pkg-config --cflags gsl 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+
+ifeq ($(SANITIZE),1)
+  BUILD    := build/san
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+  BUILD    := build
+  SANFLAGS :=
+endif
+
+CFLAGS   ?= $(OPT)
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) $(GSL_CFLAGS) $(BLAS_CFLAGS) \
+             -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"$(BLAS)"' \
+             -DATTNLAB_CFLAGS='"$(strip $(CFLAGS) $(SANFLAGS))"' -MMD -MP
+LDLIBS   = -lgsl $(BLAS_LIBS) -lm -ldl
+
+# Sources: every .c file of the four code folders. The program adds attnlab.c (the
+# model registry and main); the tests add tests/*.c.
+LIB_SRC  := $(wildcard common/*.c lstm/*.c rnn_attention/*.c transformer/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BIN      := $(BUILD)/attnlab
+TEST_BIN := $(BUILD)/attnlab-tests
+
+.PHONY: all check check-fast demo bench clean install uninstall deps
+
+# Build the attnlab program.
+all: $(BIN)
+
+$(BIN): $(BUILD)/attnlab.o $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The registry without main(), for the test program.
+$(BUILD)/registry.o: attnlab.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DATTNLAB_NO_MAIN -c -o $@ $<
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The list of Check suites, found in the test files, so a new test file needs no edit here.
+$(BUILD)/tests/suites.h: $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	@grep -ho 'Suite \*make_[a-z0-9_]*_suite(void)' $(TEST_SRC) | sort -u | \
+	  sed 's/Suite \*\(make_[a-z0-9_]*_suite\)(void)/SUITE(\1)/' > $@.tmp && mv $@.tmp $@
+$(TEST_OBJ): $(BUILD)/tests/suites.h
+$(TEST_OBJ): ALL_CFLAGS += -I$(BUILD)/tests
+
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# Install what is missing (apt-get), build, and run every test (CK_FORK on).
+check: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
+	ATTNLAB=$(BIN) $(TEST_BIN)
+
+# Run the fast subset only (skips the cases tagged slow).
+check-fast: $(BIN) $(TEST_BIN)
+	CK_EXCLUDE_TAGS=slow ATTNLAB=$(BIN) $(TEST_BIN)
+
+# Install what is missing, build, then train and evaluate the LSTM on copy into
+# results/demo/lstm (lengths 4..8 in training, 2..32 in evaluation: watch it decay).
+demo: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	$(BIN) train --model lstm --task copy --train-len 4:8 --steps 3000 \
+	  --eval-lengths 2:32:2 --samples 512 --out results/demo/lstm
+	$(BIN) attention --checkpoint results/demo/lstm/model.ckpt --input "3 1 4 1 5 9 2 6" \
+	  --out results/demo/lstm/trace > /dev/null
+	@echo "results: results/demo/lstm/{eval,eval_positions,train_log}.tsv and trace/*.tsv"
+
+# Measure training and decoding speed of every model (see docs/performance.md).
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	$(BIN) bench
+
+# Install the Debian packages the build needs, when any is missing.
+deps:
+	@sh .ci/deps.sh
+
+# Remove everything the build wrote.
+clean:
+	rm -rf build
+
+# Install the program (and its manual page when present) under $(DESTDIR)$(PREFIX).
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/attnlab
+	if [ -f attnlab.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
+	  install -m 644 attnlab.1 $(DESTDIR)$(PREFIX)/share/man/man1/attnlab.1; fi
+
+# Remove what install wrote.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/attnlab $(DESTDIR)$(PREFIX)/share/man/man1/attnlab.1
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/attnlab.d $(BUILD)/registry.d

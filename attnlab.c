@@ -1,0 +1,21 @@
+/* attnlab.c — the model registry and the program's entry point.
+ *
+ * This is the one file that names every model: the harness in common/ reaches them only
+ * through the table below (see common/model.h). To add a model, write its folder, then
+ * add its ops table here. Built twice: as the program (with main) and, with
+ * ATTNLAB_NO_MAIN, as the registry the test program links. */
+#include "common/cli.h"
+#include "common/model.h"
+#include "lstm/lstm.h"
+
+const model_ops *const model_registry[] = {
+    &lstm_ops,
+    NULL,
+};
+
+#ifndef ATTNLAB_NO_MAIN
+int main(int argc, char **argv)
+{
+    return cli_main(argc, argv);
+}
+#endif

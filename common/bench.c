@@ -1,0 +1,260 @@
+/* bench.c — training and decoding throughput, FLOP rates and peak memory (see bench.h). */
+#include "bench.h"
+
+#include <errno.h>
+#include <gsl/gsl_blas.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "optim.h"
+#include "rng.h"
+#include "task.h"
+#include "train.h"
+
+/* Each timed repetition lasts at least this long, so timer resolution and scheduling
+ * noise stay small beside it. */
+#define BENCH_MIN_SECONDS 0.25
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v (n), which is sorted in place. */
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double bench_dgemm(size_t side, size_t reps)
+{
+    gsl_matrix *a = gsl_matrix_alloc(side, side), *b = gsl_matrix_alloc(side, side);
+    gsl_matrix *c = gsl_matrix_calloc(side, side);
+    double *rate = malloc(reps * sizeof *rate);
+    if (!a || !b || !c || !rate) {
+        gsl_matrix_free(a);
+        gsl_matrix_free(b);
+        gsl_matrix_free(c);
+        free(rate);
+        return 0;
+    }
+    gsl_matrix_set_all(a, 0.5);
+    gsl_matrix_set_all(b, 0.25);
+    const double flops = 2.0 * (double)side * (double)side * (double)side;
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, a, b, 0.0, c); /* warm-up */
+    for (size_t r = 0; r < reps; r++) {
+        size_t k = 0;
+        double t0 = train_now(), dt;
+        do {
+            gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, a, b, 0.0, c);
+            k++;
+            dt = train_now() - t0;
+        } while (dt < BENCH_MIN_SECONDS);
+        rate[r] = flops * (double)k / dt * 1e-9;
+    }
+    double m = median(rate, reps);
+    gsl_matrix_free(a);
+    gsl_matrix_free(b);
+    gsl_matrix_free(c);
+    free(rate);
+    return m;
+}
+
+/* The measurement itself, run in the child. Returns 0 or -1. */
+static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
+                   bench_result *out)
+{
+    const task *t = task_lookup(c->task);
+    const size_t B = c->batch, Tt = t->target_len(L);
+    rng_streams r;
+    batch b;
+    optim o;
+    model *m = NULL;
+    int *pred = malloc(B * Tt * sizeof *pred);
+    double *rate = malloc(reps * sizeof *rate), *drate = malloc(reps * sizeof *drate);
+    if (!pred || !rate || !drate || rng_open(&r, c->seed) != 0)
+        return -1;
+    if (batch_alloc(&b, B, L, Tt) != 0 || !(m = ops->alloc(c)) ||
+        ops->reserve(m, B, L, Tt) != 0 ||
+        optim_alloc(&o, m->params.size, c->beta1, c->beta2, c->eps) != 0)
+        return -1;
+    ops->init(m, r.s[RNG_INIT]);
+    task_fill(t, &b, B, L, c->symbols, r.s[RNG_TRAIN]);
+    arena *p = &m->params;
+    /* one full training step, exactly as train_run does it */
+#define TRAIN_STEP()                                                                      \
+    do {                                                                                  \
+        arena_zero_grad(p);                                                               \
+        ops->forward(m, &b, pred);                                                        \
+        ops->backward(m, &b);                                                             \
+        optim_clip(p->grad, p->size, c->clip);                                            \
+        optim_adam_step(&o, p->data, p->grad, c->lr);                                     \
+    } while (0)
+    for (int w = 0; w < 3; w++)
+        TRAIN_STEP();
+    for (size_t k = 0; k < reps; k++) {
+        size_t steps = 0;
+        double t0 = train_now(), dt;
+        do {
+            TRAIN_STEP();
+            steps++;
+            dt = train_now() - t0;
+        } while (dt < BENCH_MIN_SECONDS);
+        rate[k] = (double)(steps * B) / dt;
+    }
+#undef TRAIN_STEP
+    ops->decode(m, b.src, B, L, Tt, pred); /* warm-up */
+    for (size_t k = 0; k < reps; k++) {
+        size_t calls = 0;
+        double t0 = train_now(), dt;
+        do {
+            ops->decode(m, b.src, B, L, Tt, pred);
+            calls++;
+            dt = train_now() - t0;
+        } while (dt < BENCH_MIN_SECONDS);
+        drate[k] = (double)(calls * B) / dt;
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->model, sizeof out->model, "%s", ops->name);
+    out->len = L;
+    out->batch = B;
+    out->params = p->size;
+    out->train_seq_s = median(rate, reps); /* sorts: min and max are the ends */
+    out->train_min = rate[0];
+    out->train_max = rate[reps - 1];
+    out->decode_seq_s = median(drate, reps);
+    out->decode_min = drate[0];
+    out->decode_max = drate[reps - 1];
+    out->flops_step = ops->flops(c, L, Tt) * (double)B;
+    out->gflops = out->flops_step * out->train_seq_s / (double)B * 1e-9;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    out->peak_mib = (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+    return 0;
+}
+
+int bench_model(const model_ops *ops, const config *c, size_t L, size_t reps,
+                bench_result *out, char *err, size_t n)
+{
+    int fd[2];
+    if (pipe(fd) != 0) {
+        snprintf(err, n, "bench: pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, n, "bench: fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        bench_result res;
+        int ok = measure(ops, c, L, reps, &res) == 0 &&
+                 write(fd[1], &res, sizeof res) == (ssize_t)sizeof res;
+        _exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = 0, k;
+    while (got < (ssize_t)sizeof *out &&
+           (k = read(fd[0], (char *)out + got, sizeof *out - (size_t)got)) > 0)
+        got += k;
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (got != (ssize_t)sizeof *out || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, n, "bench: measuring %s at length %zu failed (out of memory?)",
+                 ops->name, L);
+        return -1;
+    }
+    return 0;
+}
+
+int bench_write_tsv(FILE *f, const bench_result *r, size_t n, double dgemm_gflops)
+{
+    fprintf(f, "model\tlen\tbatch\tparams\ttrain_seq_s\ttrain_min\ttrain_max\tdecode_seq_s\t"
+               "decode_min\tdecode_max\tflops_step\tgflops\tdgemm_gflops\tefficiency\t"
+               "peak_mib\n");
+    for (size_t k = 0; k < n; k++)
+        fprintf(f, "%s\t%zu\t%zu\t%zu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.6g\t%.3f\t%.3f\t"
+                   "%.4f\t%.1f\n",
+                r[k].model, r[k].len, r[k].batch, r[k].params, r[k].train_seq_s,
+                r[k].train_min, r[k].train_max, r[k].decode_seq_s, r[k].decode_min,
+                r[k].decode_max, r[k].flops_step, r[k].gflops, dgemm_gflops,
+                dgemm_gflops > 0 ? r[k].gflops / dgemm_gflops : 0, r[k].peak_mib);
+    return ferror(f) ? -1 : 0;
+}
+
+void bench_print(FILE *f, const bench_result *r, size_t n, double dgemm_gflops)
+{
+    fprintf(f, "DGEMM on this machine: %.1f GFLOP/s (median)\n\n", dgemm_gflops);
+    fprintf(f, "%-14s %5s %8s %21s %21s %8s %6s %8s\n", "model", "len", "params",
+            "train seq/s (spread)", "decode seq/s (spread)", "GFLOP/s", "eff.", "peak MiB");
+    for (size_t k = 0; k < n; k++) {
+        char tr[32], de[32];
+        snprintf(tr, sizeof tr, "%.0f (%.0f-%.0f)", r[k].train_seq_s, r[k].train_min,
+                 r[k].train_max);
+        snprintf(de, sizeof de, "%.0f (%.0f-%.0f)", r[k].decode_seq_s, r[k].decode_min,
+                 r[k].decode_max);
+        fprintf(f, "%-14s %5zu %8zu %21s %21s %8.2f %5.1f%% %8.1f\n", r[k].model, r[k].len,
+                r[k].params, tr, de, r[k].gflops,
+                dgemm_gflops > 0 ? 100.0 * r[k].gflops / dgemm_gflops : 0, r[k].peak_mib);
+    }
+}
+
+int bench_cost(model *m, const task *t, size_t L, size_t B, size_t reps, const gsl_rng *r,
+               double *train_ms, double *decode_ms)
+{
+    const size_t Tt = t->target_len(L);
+    batch b;
+    int *pred = malloc(B * Tt * sizeof *pred);
+    double *tr = malloc(reps * sizeof *tr), *de = malloc(reps * sizeof *de);
+    int rc = -1;
+    if (!pred || !tr || !de || batch_alloc(&b, B, L, Tt) != 0) {
+        free(pred);
+        free(tr);
+        free(de);
+        return -1;
+    }
+    if (m->ops->reserve(m, B, L, Tt) != 0)
+        goto done;
+    task_fill(t, &b, B, L, m->cfg.symbols, r);
+    m->ops->forward(m, &b, pred); /* warm-up: caches, page faults of a new reservation */
+    m->ops->backward(m, &b);
+    for (size_t k = 0; k < reps; k++) {
+        size_t calls = 0;
+        double t0 = train_now(), dt;
+        do {
+            m->ops->forward(m, &b, pred);
+            m->ops->backward(m, &b);
+            calls++;
+            dt = train_now() - t0;
+        } while (dt < BENCH_MIN_SECONDS / 5);
+        tr[k] = 1e3 * dt / (double)(calls * B);
+        calls = 0;
+        t0 = train_now();
+        do {
+            m->ops->decode(m, b.src, B, L, Tt, pred);
+            calls++;
+            dt = train_now() - t0;
+        } while (dt < BENCH_MIN_SECONDS / 5);
+        de[k] = 1e3 * dt / (double)(calls * B);
+    }
+    arena_zero_grad(&m->params);
+    *train_ms = median(tr, reps);
+    *decode_ms = median(de, reps);
+    rc = 0;
+done:
+    batch_free(&b);
+    free(pred);
+    free(tr);
+    free(de);
+    return rc;
+}

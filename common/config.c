@@ -1,0 +1,279 @@
+/* config.c — the one table that describes every setting (see config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F(field) offsetof(config, field)
+#define BIG 1e9 /* upper bound of counts and sizes: large enough, small enough to allocate */
+
+const config_field config_fields[] = {
+    {"model", CFG_STRING, F(model), 0, 0, NULL, "model to train (see `attnlab help models`)"},
+    {"task", CFG_STRING, F(task), 0, 0, NULL, "task: copy or reverse"},
+    {"symbols", CFG_SIZE, F(symbols), 2, 1000, NULL, "number of data symbols V"},
+    {"max_len", CFG_SIZE, F(max_len), 1, 4096, NULL, "longest sequence the model accepts"},
+    {"embed", CFG_SIZE, F(embed), 1, 4096, NULL, "embedding width E (recurrent models)"},
+    {"hidden", CFG_SIZE, F(hidden), 1, 4096, NULL, "recurrent state width H"},
+    {"attn", CFG_SIZE, F(attn), 1, 4096, NULL, "additive-attention width A"},
+    {"cell", CFG_STRING, F(cell), 0, 0, "gru,lstm", "recurrent cell of rnn_attention"},
+    {"forget_bias", CFG_DOUBLE, F(forget_bias), -100, 100, NULL,
+     "initial forget-gate bias of LSTM cells"},
+    {"d_model", CFG_SIZE, F(d_model), 1, 4096, NULL, "transformer width D"},
+    {"heads", CFG_SIZE, F(heads), 1, 256, NULL, "attention heads NH (divides d_model)"},
+    {"d_ff", CFG_SIZE, F(d_ff), 1, 16384, NULL, "transformer feed-forward width"},
+    {"layers", CFG_SIZE, F(layers), 1, 64, NULL, "transformer encoder and decoder layers"},
+    {"pos", CFG_STRING, F(pos), 0, 0, "sinusoidal,learned,none", "transformer positions"},
+    {"post_ln", CFG_BOOL, F(post_ln), 0, 1, NULL, "1: layer norm after the residual (paper)"},
+    {"emb_scale", CFG_DOUBLE, F(emb_scale), 0, 1e6, NULL,
+     "transformer embeddings are multiplied by this before positions are added"},
+    {"emb_init", CFG_DOUBLE, F(emb_init), 0, 1e6, NULL, "std. dev. of embedding init"},
+    {"train_min", CFG_SIZE, F(train_min), 1, 4096, NULL, "shortest training length"},
+    {"train_max", CFG_SIZE, F(train_max), 1, 4096, NULL, "longest training length"},
+    {"steps", CFG_SIZE, F(steps), 1, BIG, NULL, "training steps"},
+    {"batch", CFG_SIZE, F(batch), 1, 65536, NULL, "sequences per step"},
+    {"lr", CFG_DOUBLE, F(lr), 1e-12, 10, NULL, "Adam learning rate"},
+    {"beta1", CFG_DOUBLE, F(beta1), 0, 0.999999, NULL, "Adam β1"},
+    {"beta2", CFG_DOUBLE, F(beta2), 0, 0.999999999, NULL, "Adam β2"},
+    {"eps", CFG_DOUBLE, F(eps), 1e-300, 1, NULL, "Adam ε"},
+    {"clip", CFG_DOUBLE, F(clip), 0, 1e12, NULL, "global gradient-norm bound (0: off)"},
+    {"warmup", CFG_SIZE, F(warmup), 0, BIG, NULL, "linear learning-rate warm-up steps"},
+    {"seed", CFG_ULONG, F(seed), 0, 4294967295.0, NULL, "random seed"},
+    {"threads", CFG_SIZE, F(threads), 1, 256, NULL, "BLAS threads"},
+    {"log_every", CFG_SIZE, F(log_every), 1, BIG, NULL, "steps between log lines"},
+};
+const size_t config_n_fields = sizeof config_fields / sizeof config_fields[0];
+
+void config_defaults(config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->model, "lstm");
+    strcpy(c->task, "copy");
+    c->symbols = 10;
+    c->max_len = 256;
+    c->embed = 32;
+    c->hidden = 128;
+    c->attn = 128;
+    strcpy(c->cell, "gru");
+    c->forget_bias = 1.0;
+    c->d_model = 64;
+    c->heads = 4;
+    c->d_ff = 256;
+    c->layers = 2;
+    strcpy(c->pos, "sinusoidal");
+    c->post_ln = 0;
+    c->emb_scale = 1.0;
+    c->emb_init = 1.0;
+    c->train_min = 4;
+    c->train_max = 32;
+    c->steps = 2000;
+    c->batch = 32;
+    c->lr = 1e-3;
+    c->beta1 = 0.9;
+    c->beta2 = 0.999;
+    c->eps = 1e-8;
+    c->clip = 1.0;
+    c->warmup = 0;
+    c->seed = 1;
+    c->threads = 1;
+    c->log_every = 100;
+}
+
+const config_field *config_find(const char *name)
+{
+    for (size_t k = 0; k < config_n_fields; k++) {
+        const char *a = config_fields[k].name, *b = name;
+        while (*a && (*a == *b || (*a == '_' && *b == '-'))) {
+            a++;
+            b++;
+        }
+        if (*a == '\0' && *b == '\0')
+            return &config_fields[k];
+    }
+    return NULL;
+}
+
+/* Writes the accepted range or choices of f into buf, as a message shows it. */
+static void describe_range(const config_field *f, char *buf, size_t n)
+{
+    switch (f->type) {
+    case CFG_STRING:
+        snprintf(buf, n, "%s", f->choices ? f->choices : "a name");
+        break;
+    case CFG_BOOL:
+        snprintf(buf, n, "0 or 1");
+        break;
+    case CFG_DOUBLE:
+        snprintf(buf, n, "a number in [%g, %g]", f->min, f->max);
+        break;
+    default:
+        snprintf(buf, n, "an integer in [%.0f, %.0f]", f->min, f->max);
+        break;
+    }
+}
+
+/* Is word one of the comma-separated choices? */
+static int in_choices(const char *choices, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *p = choices; *p;) {
+        const char *end = strchr(p, ',');
+        size_t k = end ? (size_t)(end - p) : strlen(p);
+        if (k == len && strncmp(p, word, k) == 0)
+            return 1;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+int config_set(config *c, const config_field *f, const char *text, char *err, size_t n)
+{
+    char range[128];
+    describe_range(f, range, sizeof range);
+    char *base = (char *)c + f->offset;
+    const char *flag = f->name;
+    if (f->type == CFG_STRING) {
+        int printable = 1; /* names only: no tabs, newlines or control characters */
+        for (const char *p = text; *p; p++)
+            if ((unsigned char)*p < 0x21 || *p == 0x7f)
+                printable = 0;
+        if (text[0] == '\0' || strlen(text) >= CONFIG_STR_MAX || !printable ||
+            (f->choices && !in_choices(f->choices, text))) {
+            snprintf(err, n, "--%s: '%s' is not accepted (accepted: %s)", flag, text, range);
+            return -1;
+        }
+        strcpy(base, text);
+        return 0;
+    }
+    if (f->type == CFG_DOUBLE) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(text, &end);
+        if (text[0] == '\0' || end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+            snprintf(err, n, "--%s: '%s' is not a number (accepted: %s)", flag, text, range);
+            return -1;
+        }
+        if (v < f->min || v > f->max) {
+            snprintf(err, n, "--%s: %s is out of range (accepted: %s)", flag, text, range);
+            return -1;
+        }
+        *(double *)base = v;
+        return 0;
+    }
+    /* integers: digits only (no sign, no spaces, no trailing junk), then the range */
+    const char *p = text;
+    if (*p == '\0') {
+        snprintf(err, n, "--%s: empty value (accepted: %s)", flag, range);
+        return -1;
+    }
+    for (; *p; p++)
+        if (*p < '0' || *p > '9') {
+            snprintf(err, n, "--%s: '%s' is not a whole number (accepted: %s)", flag, text,
+                     range);
+            return -1;
+        }
+    errno = 0;
+    unsigned long long v = strtoull(text, NULL, 10);
+    if (errno == ERANGE || (double)v < f->min || (double)v > f->max) {
+        snprintf(err, n, "--%s: %s is out of range (accepted: %s)", flag, text, range);
+        return -1;
+    }
+    if (f->type == CFG_SIZE)
+        *(size_t *)base = (size_t)v;
+    else if (f->type == CFG_ULONG)
+        *(unsigned long *)base = (unsigned long)v;
+    else
+        *(int *)base = (int)v;
+    return 0;
+}
+
+void config_format(const config *c, const config_field *f, char *buf, size_t n)
+{
+    const char *base = (const char *)c + f->offset;
+    switch (f->type) {
+    case CFG_STRING:
+        snprintf(buf, n, "%s", base);
+        break;
+    case CFG_DOUBLE:
+        snprintf(buf, n, "%.17g", *(const double *)base);
+        break;
+    case CFG_SIZE:
+        snprintf(buf, n, "%zu", *(const size_t *)base);
+        break;
+    case CFG_ULONG:
+        snprintf(buf, n, "%lu", *(const unsigned long *)base);
+        break;
+    case CFG_BOOL:
+        snprintf(buf, n, "%d", *(const int *)base);
+        break;
+    }
+}
+
+int config_write_tsv(const config *c, FILE *out)
+{
+    char buf[128];
+    if (fprintf(out, "key\tvalue\n") < 0)
+        return -1;
+    for (size_t k = 0; k < config_n_fields; k++) {
+        config_format(c, &config_fields[k], buf, sizeof buf);
+        if (fprintf(out, "%s\t%s\n", config_fields[k].name, buf) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int config_read_text(config *c, const char *text, char *err, size_t n)
+{
+    size_t lineno = 0;
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        lineno++;
+        char line[256];
+        if (len >= sizeof line) {
+            snprintf(err, n, "configuration line %zu is too long", lineno);
+            return -1;
+        }
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p = end ? end + 1 : p + len;
+        if (len == 0 || strcmp(line, "key\tvalue") == 0)
+            continue;
+        char *tab = strchr(line, '\t');
+        if (!tab) {
+            snprintf(err, n, "configuration line %zu has no tab between key and value", lineno);
+            return -1;
+        }
+        *tab = '\0';
+        const config_field *f = config_find(line);
+        if (!f) {
+            snprintf(err, n, "configuration line %zu: unknown key '%s'", lineno, line);
+            return -1;
+        }
+        if (config_set(c, f, tab + 1, err, n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int config_check(const config *c, char *err, size_t n)
+{
+    if (c->train_min > c->train_max) {
+        snprintf(err, n, "--train-len: minimum %zu is above maximum %zu (accepted: MIN:MAX "
+                 "with MIN <= MAX)", c->train_min, c->train_max);
+        return -1;
+    }
+    if (c->train_max > c->max_len) {
+        snprintf(err, n, "--train-len: maximum %zu is above --max-len %zu (accepted: lengths "
+                 "up to --max-len)", c->train_max, c->max_len);
+        return -1;
+    }
+    return 0;
+}

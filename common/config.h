@@ -1,0 +1,101 @@
+/* config.h — the configuration of one run: which model, its sizes, the task and the
+ * training recipe (prefix: config_).
+ *
+ * Design. One plain struct holds every setting, and one table (config.c) describes each
+ * field once: its name (the same word as the command-line flag and the key in config.tsv
+ * and in checkpoints), its type, its accepted range and a line of help. Parsing flags,
+ * printing the configuration, saving it in a checkpoint and reading it back all walk that
+ * table, so a setting's name and range are written in exactly one place.
+ *
+ * Defaults are applied in two layers: config_defaults() sets the generic ones, then the
+ * model's own ops->defaults() sets its canonical sizes and optimiser recipe; flags given
+ * on the command line override both.
+ */
+#ifndef ATTNLAB_CONFIG_H
+#define ATTNLAB_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CONFIG_STR_MAX 64
+
+typedef struct config {
+    /* what is trained */
+    char model[CONFIG_STR_MAX]; /* registry name: lstm, rnn_attention, transformer */
+    char task[CONFIG_STR_MAX];  /* copy, reverse */
+    size_t symbols;             /* V data symbols 0..V-1; the vocabulary adds BOS = V */
+    size_t max_len;             /* longest source/target sequence the model accepts */
+
+    /* model sizes (each model reads the ones it needs) */
+    size_t embed;             /* E   token embedding width (recurrent models) */
+    size_t hidden;            /* H   recurrent state width */
+    size_t attn;              /* A   additive-attention width */
+    char cell[CONFIG_STR_MAX]; /* recurrent cell of rnn_attention: gru or lstm */
+    double forget_bias;       /* initial LSTM forget-gate bias */
+    size_t d_model;           /* D   transformer model width */
+    size_t heads;             /* NH  attention heads */
+    size_t d_ff;              /* feed-forward width */
+    size_t layers;            /* encoder layers = decoder layers */
+    char pos[CONFIG_STR_MAX]; /* positions: sinusoidal, learned, none */
+    int post_ln;              /* 1: post-LN (the paper's order); 0: pre-LN */
+    double emb_scale;         /* transformer: embeddings are multiplied by this */
+    double emb_init;          /* std. dev. of the embedding initialisation */
+
+    /* training recipe */
+    size_t train_min, train_max; /* training lengths, one drawn per batch */
+    size_t steps;
+    size_t batch;
+    double lr;
+    double beta1, beta2, eps; /* Adam */
+    double clip;              /* global gradient-norm bound; 0 disables */
+    size_t warmup;            /* linear learning-rate warm-up steps; 0 disables */
+    unsigned long seed;
+    size_t threads;           /* BLAS threads */
+    size_t log_every;         /* steps between log lines */
+} config;
+
+typedef enum { CFG_SIZE, CFG_DOUBLE, CFG_STRING, CFG_BOOL, CFG_ULONG } config_type;
+
+/* One field of struct config, described once. */
+typedef struct config_field {
+    const char *name;     /* flag (--name, with '_' written '-') and key */
+    config_type type;
+    size_t offset;        /* offsetof(config, field) */
+    double min, max;      /* accepted range of numbers, inclusive */
+    const char *choices;  /* accepted strings, comma-separated; NULL means any */
+    const char *help;
+} config_field;
+
+extern const config_field config_fields[];
+extern const size_t config_n_fields;
+
+/* Sets the generic defaults (everything a model does not override). */
+void config_defaults(config *c);
+
+/* Field whose name (or flag spelling, '-' for '_') is name, or NULL. */
+const config_field *config_find(const char *name);
+
+/* Parses text as the value of field f into c. The whole text must be a number of the
+ * field's type within its range (or one of its choices). On failure writes one line to
+ * err naming the field, the value and what is accepted, and returns -1. */
+int config_set(config *c, const config_field *f, const char *text, char *err, size_t n);
+
+/* Writes the value of field f into buf (round-trips exactly through config_set). */
+void config_format(const config *c, const config_field *f, char *buf, size_t n);
+
+/* Writes every field as "name<TAB>value" lines, with a header line "key<TAB>value". */
+int config_write_tsv(const config *c, FILE *out);
+
+/* Reads "name<TAB>value" lines written by config_write_tsv (or the same text held in a
+ * string by a checkpoint) into c. Unknown keys and bad values are errors. */
+int config_read_text(config *c, const char *text, char *err, size_t n);
+
+/* Checks the relations between fields (train_min <= train_max <= max_len, ...). */
+int config_check(const config *c, char *err, size_t n);
+
+/* Vocabulary size: the data symbols plus BOS. */
+static inline size_t config_vocab(const config *c) { return c->symbols + 1; }
+/* The BOS token id. */
+static inline int config_bos(const config *c) { return (int)c->symbols; }
+
+#endif

@@ -1,0 +1,122 @@
+/* eval.c — greedy-decoding evaluation per length (see eval.h). */
+#include "eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+/* Sequences decoded per call: large enough for the GEMMs to be efficient, small
+ * enough that the workspace of a long evaluation length stays modest. */
+#define EVAL_CHUNK 64
+
+int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samples,
+             unsigned long seed, eval_result *out, char *err, size_t n)
+{
+    size_t Lmax = 0, Tmax = 0;
+    for (size_t k = 0; k < nl; k++) {
+        if (lens[k] == 0 || lens[k] > m->cfg.max_len) {
+            snprintf(err, n, "evaluation length %zu is outside 1..%zu (the model's max_len)",
+                     lens[k], m->cfg.max_len);
+            return -1;
+        }
+        if (lens[k] > Lmax)
+            Lmax = lens[k];
+        if (t->target_len(lens[k]) > Tmax)
+            Tmax = t->target_len(lens[k]);
+    }
+    memset(out, 0, nl * sizeof *out);
+    const size_t chunk = samples < EVAL_CHUNK ? samples : EVAL_CHUNK;
+    batch b;
+    int *pred = NULL;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r || batch_alloc(&b, chunk, Lmax, Tmax) != 0 ||
+        !(pred = malloc(chunk * Tmax * sizeof *pred)) ||
+        m->ops->reserve(m, chunk, Lmax, Tmax) != 0) {
+        snprintf(err, n, "out of memory for evaluating %zu sequences of length %zu", chunk,
+                 Lmax);
+        if (r)
+            gsl_rng_free(r);
+        free(pred);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t k = 0; k < nl && rc == 0; k++) {
+        const size_t L = lens[k], Tt = t->target_len(L);
+        eval_result *e = &out[k];
+        e->len = L;
+        e->tlen = Tt;
+        e->samples = samples;
+        e->pos_acc = calloc(Tt, sizeof(double));
+        if (!e->pos_acc) {
+            snprintf(err, n, "out of memory");
+            rc = -1;
+            break;
+        }
+        /* each length has its own stream: same sequences whatever else is evaluated */
+        gsl_rng_set(r, rng_stream_seed(seed * 65537ul + L, RNG_EVAL));
+        size_t tok = 0, seq = 0;
+        double loss = 0;
+        for (size_t done = 0; done < samples; done += chunk) {
+            const size_t B = samples - done < chunk ? samples - done : chunk;
+            task_fill(t, &b, B, L, m->cfg.symbols, r);
+            m->ops->decode(m, b.src, B, L, Tt, pred);
+            for (size_t i = 0; i < B; i++) {
+                size_t ok = 0;
+                for (size_t j = 0; j < Tt; j++) {
+                    int hit = pred[i * Tt + j] == b.tgt[i * Tt + j];
+                    ok += (size_t)hit;
+                    e->pos_acc[j] += hit;
+                }
+                tok += ok;
+                seq += ok == Tt;
+            }
+            loss += m->ops->forward(m, &b, NULL) * (double)B;
+        }
+        e->token_acc = (double)tok / (double)(samples * Tt);
+        e->seq_acc = (double)seq / (double)samples;
+        e->loss = loss / (double)samples;
+        for (size_t j = 0; j < Tt; j++)
+            e->pos_acc[j] /= (double)samples;
+    }
+    gsl_rng_free(r);
+    batch_free(&b);
+    free(pred);
+    return rc;
+}
+
+void eval_free(eval_result *r, size_t nl)
+{
+    for (size_t k = 0; k < nl; k++) {
+        free(r[k].pos_acc);
+        r[k].pos_acc = NULL;
+    }
+}
+
+int eval_write_tsv(FILE *f, const char *model_name, const eval_result *r, size_t nl)
+{
+    fprintf(f, "model\tlen\tsamples\ttoken_acc\tseq_acc\tloss\n");
+    for (size_t k = 0; k < nl; k++)
+        fprintf(f, "%s\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", model_name, r[k].len, r[k].samples,
+                r[k].token_acc, r[k].seq_acc, r[k].loss);
+    return ferror(f) ? -1 : 0;
+}
+
+int eval_write_positions_tsv(FILE *f, const char *model_name, const eval_result *r,
+                             size_t nl)
+{
+    fprintf(f, "model\tlen\tposition\taccuracy\n");
+    for (size_t k = 0; k < nl; k++)
+        for (size_t j = 0; j < r[k].tlen; j++)
+            fprintf(f, "%s\t%zu\t%zu\t%.6f\n", model_name, r[k].len, j + 1, r[k].pos_acc[j]);
+    return ferror(f) ? -1 : 0;
+}
+
+void eval_print(FILE *f, const char *model_name, const eval_result *r, size_t nl)
+{
+    fprintf(f, "%-14s %6s %8s %10s %10s %10s\n", "model", "length", "samples", "token_acc",
+            "seq_acc", "loss");
+    for (size_t k = 0; k < nl; k++)
+        fprintf(f, "%-14s %6zu %8zu %10.4f %10.4f %10.4f\n", model_name, r[k].len,
+                r[k].samples, r[k].token_acc, r[k].seq_acc, r[k].loss);
+}

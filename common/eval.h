@@ -1,0 +1,48 @@
+/* eval.h — per-length evaluation by greedy decoding (prefix: eval_).
+ *
+ * For each requested length L, eval draws `samples` fresh sources of length L from an
+ * evaluation stream of its own, decodes each greedily (exactly Tt steps, the model
+ * feeding back its own predictions), and measures:
+ *     token_acc   fraction of target tokens decoded right
+ *     seq_acc     fraction of sequences decoded entirely right
+ *     loss        mean teacher-forced cross-entropy per token (nats)
+ *     pos_acc[i]  token accuracy at output position i (where in the sequence it fails)
+ * The stream of length L is seeded from (seed, L) alone, so the sequences at a length do
+ * not depend on which other lengths are evaluated, nor on anything drawn in training:
+ * every model evaluated with the same seed sees exactly the same sequences.
+ */
+#ifndef ATTNLAB_EVAL_H
+#define ATTNLAB_EVAL_H
+
+#include <stdio.h>
+
+#include "model.h"
+#include "task.h"
+
+typedef struct eval_result {
+    size_t len;       /* source length L */
+    size_t tlen;      /* target length Tt */
+    size_t samples;
+    double token_acc, seq_acc, loss;
+    double *pos_acc;  /* (tlen) accuracy per output position */
+} eval_result;
+
+/* Evaluates m at each of the nl lengths (each at most the model's max_len). out must hold
+ * nl results; free them with eval_free. Returns 0, or -1 with one line in err. */
+int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samples,
+             unsigned long seed, eval_result *out, char *err, size_t n);
+
+void eval_free(eval_result *r, size_t nl);
+
+/* Writes the per-length table (header: model len samples token_acc seq_acc loss). */
+int eval_write_tsv(FILE *f, const char *model_name, const eval_result *r, size_t nl);
+
+/* Writes the per-position table (header: model len position accuracy); position is
+ * 1-based. */
+int eval_write_positions_tsv(FILE *f, const char *model_name, const eval_result *r,
+                             size_t nl);
+
+/* Prints the per-length table for people. */
+void eval_print(FILE *f, const char *model_name, const eval_result *r, size_t nl);
+
+#endif

@@ -1,0 +1,97 @@
+/* model.h — the interface every model implements (prefix: model_).
+ *
+ * A model is a table of function pointers (model_ops) plus a common head (struct model)
+ * that each implementation embeds as its first member, so a pointer to the
+ * implementation's struct is also a pointer to its struct model. The harness (training,
+ * evaluation, checkpoints, traces, the command line) reaches a model only through this
+ * table; it never includes a model's own header. A registry (model_registry) maps names
+ * to tables.
+ *
+ * Data. Token ids are ints: 0..V-1 data symbols, V = BOS (config_bos). Every batch has
+ * one source length Ts and one target length Tt (no padding). The decoder reads
+ * dec_in = (BOS, y_1, ..., y_{Tt-1}) under teacher forcing and must predict tgt =
+ * (y_1, ..., y_Tt). Matrices of tokens are row-major (B, T): entry b*T + t.
+ *
+ * Call order. alloc → init (or load weights) → reserve(B, Ts, Tt) → any number of
+ * forward [→ backward] or decode calls with sizes within the reservation. All memory of
+ * a step is allocated in reserve, so forward, backward and decode never allocate.
+ */
+#ifndef ATTNLAB_MODEL_H
+#define ATTNLAB_MODEL_H
+
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
+
+#include "config.h"
+#include "tensor.h"
+
+typedef struct batch {
+    size_t B, Ts, Tt;
+    int *src;    /* (B, Ts) source tokens */
+    int *dec_in; /* (B, Tt) decoder input: BOS then the target shifted right */
+    int *tgt;    /* (B, Tt) target tokens */
+} batch;
+
+/* Where a model sends the matrices it records for visualisation. name says what the
+ * matrix is (e.g. "alignment", "enc_self.l0.h1", "gate_f"); rows and cols say which axis
+ * carries which tokens: "src" (source tokens), "tgt" (decoded tokens), "unit" (hidden
+ * units) so the writer can label them. Returns 0, or -1 to stop. */
+typedef int (*trace_sink)(void *ctx, const char *name, const gsl_matrix *m,
+                          const char *rows, const char *cols);
+
+typedef struct model model;
+
+typedef struct model_ops {
+    const char *name;  /* registry name, e.g. "lstm" */
+    const char *about; /* one line for help */
+
+    /* Sets this model's canonical sizes and default optimiser recipe in c. */
+    void (*defaults)(config *c);
+    /* Validates the sizes this model reads; on error writes one line naming the flag and
+     * the accepted values and returns -1. */
+    int (*check)(const config *c, char *err, size_t n);
+    /* Allocates the model with its parameter arena (zeroed) and fills the head: ops (this
+     * table) and cfg (a copy of c). NULL when out of memory. */
+    model *(*alloc)(const config *c);
+    void (*free)(model *m);
+    /* Draws initial weights from r. */
+    void (*init)(model *m, gsl_rng *r);
+    /* Makes the workspace large enough for batches of up to B sequences of lengths up to
+     * Ts and Tt (forward/backward and decode). Returns 0, or -1 when out of memory. */
+    int (*reserve)(model *m, size_t B, size_t Ts, size_t Tt);
+    /* Teacher-forced forward pass: returns the mean cross-entropy over the B·Tt target
+     * tokens and, when pred is not NULL, writes the argmax token of each position (B, Tt).
+     * Keeps what backward needs. */
+    double (*forward)(model *m, const batch *b, int *pred);
+    /* Backward pass of the last forward on the same batch: accumulates (+=) the gradient
+     * of the mean loss into the gradient arena. */
+    void (*backward)(model *m, const batch *b);
+    /* Greedy decoding of Tt tokens for each of B sources (B, Ts), feeding back its own
+     * predictions; writes out (B, Tt). */
+    void (*decode)(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
+    /* Decodes one example greedily (Tt tokens into out) and sends the matrices worth
+     * seeing (attention maps, gates) to sink. NULL when the model records nothing. */
+    int (*trace)(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
+                 void *ctx);
+    /* Analytic floating-point operations of one training step (forward and backward) for
+     * one sequence of lengths Ts, Tt: 2 per multiply-add of every product. */
+    double (*flops)(const config *c, size_t Ts, size_t Tt);
+} model_ops;
+
+/* The head every model embeds first. */
+struct model {
+    const model_ops *ops;
+    config cfg;    /* the configuration it was built from */
+    arena params;  /* parameters and gradients */
+};
+
+/* The registry: a NULL-terminated list of every model, defined next to main(). */
+extern const model_ops *const model_registry[];
+
+/* The table called name, or NULL. */
+const model_ops *model_lookup(const char *name);
+
+/* Comma-separated names of every registered model (for messages). */
+const char *model_names(void);
+
+#endif

@@ -1,0 +1,193 @@
+/* tensor.c — arenas of named tensors and the shared numeric ops (see tensor.h). */
+#include "tensor.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int arena_alloc(arena *a, const arena_spec *spec, size_t n)
+{
+    memset(a, 0, sizeof *a);
+    if (n == 0)
+        return -1;
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (spec[k].name[0] == '\0' || spec[k].rows == 0 || spec[k].cols == 0)
+            return -1;
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(spec[j].name, spec[k].name) == 0)
+                return -1;
+        if (spec[k].rows > SIZE_MAX / spec[k].cols)
+            return -1;
+        size_t numel = spec[k].rows * spec[k].cols;
+        if (numel > SIZE_MAX / sizeof(double) - total)
+            return -1;
+        total += numel;
+    }
+    a->spec = malloc(n * sizeof *a->spec);
+    a->offset = malloc(n * sizeof *a->offset);
+    a->w = malloc(n * sizeof *a->w);
+    a->g = malloc(n * sizeof *a->g);
+    a->data = calloc(total, sizeof(double));
+    a->grad = calloc(total, sizeof(double));
+    if (!a->spec || !a->offset || !a->w || !a->g || !a->data || !a->grad) {
+        arena_free(a);
+        return -1;
+    }
+    a->n_tensors = n;
+    a->size = total;
+    size_t off = 0;
+    for (size_t k = 0; k < n; k++) {
+        a->spec[k] = spec[k];
+        a->offset[k] = off;
+        a->w[k] = gsl_matrix_view_array(a->data + off, spec[k].rows, spec[k].cols);
+        a->g[k] = gsl_matrix_view_array(a->grad + off, spec[k].rows, spec[k].cols);
+        off += spec[k].rows * spec[k].cols;
+    }
+    return 0;
+}
+
+void arena_free(arena *a)
+{
+    free(a->spec);
+    free(a->offset);
+    free(a->w);
+    free(a->g);
+    free(a->data);
+    free(a->grad);
+    memset(a, 0, sizeof *a);
+}
+
+long arena_find(const arena *a, const char *name)
+{
+    for (size_t k = 0; k < a->n_tensors; k++)
+        if (strcmp(a->spec[k].name, name) == 0)
+            return (long)k;
+    return -1;
+}
+
+gsl_matrix *arena_w(arena *a, size_t k) { return &a->w[k].matrix; }
+gsl_matrix *arena_g(arena *a, size_t k) { return &a->g[k].matrix; }
+
+size_t arena_numel(const arena *a, size_t k) { return a->spec[k].rows * a->spec[k].cols; }
+
+void arena_zero_grad(arena *a)
+{
+    if (a->grad)
+        memset(a->grad, 0, a->size * sizeof(double));
+}
+
+void op_uniform(double *x, size_t n, double bound, const gsl_rng *r)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = bound * (2.0 * gsl_rng_uniform(r) - 1.0);
+}
+
+void op_normal(double *x, size_t n, double sd, const gsl_rng *r)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = gsl_ran_gaussian_ziggurat(r, sd);
+}
+
+void op_softmax_row(double *x, size_t n)
+{
+    double mx = -INFINITY;
+    for (size_t j = 0; j < n; j++)
+        if (x[j] > mx)
+            mx = x[j];
+    if (mx == -INFINITY) { /* every entry masked: no distribution, all weights 0 */
+        for (size_t j = 0; j < n; j++)
+            x[j] = 0.0;
+        return;
+    }
+    double sum = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        x[j] = exp(x[j] - mx); /* exp(-inf) = 0 exactly: masked entries vanish */
+        sum += x[j];
+    }
+    double inv = 1.0 / sum; /* sum >= 1: the maximum contributes exp(0) */
+    for (size_t j = 0; j < n; j++)
+        x[j] *= inv;
+}
+
+void op_softmax_row_backward(double *dx, const double *dy, const double *y, size_t n)
+{
+    /* y_j = exp(x_j) / Σ_k exp(x_k)  ⇒  ∂y_j/∂x_i = y_j (δ_ij − y_i)
+     * dx_i = Σ_j dy_j y_j (δ_ij − y_i) = y_i (dy_i − Σ_j dy_j y_j) */
+    double dot = 0.0;
+    for (size_t j = 0; j < n; j++)
+        dot += dy[j] * y[j];
+    for (size_t i = 0; i < n; i++)
+        dx[i] += y[i] * (dy[i] - dot);
+}
+
+double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix *dlogits,
+                        int *pred)
+{
+    const size_t N = logits->size1, V = logits->size2;
+    double total = 0.0;
+    for (size_t i = 0; i < N; i++) {
+        const double *z = gsl_matrix_const_ptr(logits, i, 0);
+        size_t arg = 0;
+        for (size_t v = 1; v < V; v++)
+            if (z[v] > z[arg])
+                arg = v;
+        /* log Σ exp(z) = z_max + log Σ exp(z − z_max): no overflow */
+        double sum = 0.0;
+        for (size_t v = 0; v < V; v++)
+            sum += exp(z[v] - z[arg]);
+        double lse = z[arg] + log(sum);
+        total += lse - z[targets[i]];
+        if (pred)
+            pred[i] = (int)arg;
+        if (dlogits) {
+            /* ∂(lse − z_t)/∂z_v = softmax_v − [v = t], averaged over N rows */
+            double *d = gsl_matrix_ptr(dlogits, i, 0);
+            for (size_t v = 0; v < V; v++)
+                d[v] = exp(z[v] - lse) / (double)N;
+            d[targets[i]] -= 1.0 / (double)N;
+        }
+    }
+    return total / (double)N;
+}
+
+void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        gsl_vector_const_view src = gsl_matrix_const_row(table, (size_t)ids[i]);
+        gsl_vector_view dst = gsl_matrix_row(out, i);
+        gsl_vector_memcpy(&dst.vector, &src.vector);
+    }
+}
+
+void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        gsl_vector_const_view src = gsl_matrix_const_row(dout, i);
+        gsl_vector_view dst = gsl_matrix_row(dtable, (size_t)ids[i]);
+        gsl_vector_add(&dst.vector, &src.vector);
+    }
+}
+
+void op_add_bias(gsl_matrix *x, const gsl_matrix *bias)
+{
+    const double *b = bias->data;
+    for (size_t i = 0; i < x->size1; i++) {
+        double *row = gsl_matrix_ptr(x, i, 0);
+        for (size_t j = 0; j < x->size2; j++)
+            row[j] += b[j];
+    }
+}
+
+void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx)
+{
+    double *db = dbias->data;
+    for (size_t i = 0; i < dx->size1; i++) {
+        const double *row = gsl_matrix_const_ptr(dx, i, 0);
+        for (size_t j = 0; j < dx->size2; j++)
+            db[j] += row[j];
+    }
+}

@@ -1,0 +1,108 @@
+/* tensor.h — parameter/gradient arenas of named tensors, and the small numeric ops
+ * every model shares (prefix: arena_ for arenas, op_ for operations).
+ *
+ * Layout. A model's parameters live in one contiguous block of doubles; a second block
+ * of the same size holds their gradients (and the optimiser keeps two more of that size
+ * for Adam's moments). A size table names every tensor with its shape and its offset in
+ * the block; gsl_matrix views into both blocks are handed out once, when the arena is
+ * built, so no tensor is ever allocated or freed on its own.
+ *
+ * Invariant: tensor k occupies data[offset[k] .. offset[k] + rows[k]*cols[k]) and the
+ * tensors tile the block in table order without gaps, so a flat loop over the block
+ * (zeroing gradients, an Adam update, a checkpoint) touches every parameter exactly once.
+ */
+#ifndef ATTNLAB_TENSOR_H
+#define ATTNLAB_TENSOR_H
+
+#include <math.h>
+#include <stddef.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
+
+#define ARENA_NAME_MAX 48 /* longest tensor name, including the terminating NUL */
+
+/* One line of a size table: what a model asks for. A vector is a (1, n) matrix. */
+typedef struct arena_spec {
+    char name[ARENA_NAME_MAX];
+    size_t rows, cols;
+} arena_spec;
+
+/* A block of named tensors with a gradient block of the same shape. */
+typedef struct arena {
+    size_t n_tensors;
+    arena_spec *spec;      /* (n_tensors) names and shapes */
+    size_t *offset;        /* (n_tensors) start of each tensor in data/grad */
+    size_t size;           /* total number of doubles */
+    double *data;          /* (size) parameter values */
+    double *grad;          /* (size) gradients, same layout */
+    gsl_matrix_view *w;    /* (n_tensors) views into data */
+    gsl_matrix_view *g;    /* (n_tensors) views into grad */
+} arena;
+
+/* Builds an arena from a size table of n entries: allocates both blocks (zeroed) and the
+ * views. Returns 0, or -1 when memory runs out or a name is empty/duplicated or a shape
+ * has a zero side (the arena is then left empty and safe to free). */
+int arena_alloc(arena *a, const arena_spec *spec, size_t n);
+
+/* Frees both blocks and the table; the arena is left empty. Safe on an empty arena. */
+void arena_free(arena *a);
+
+/* Index of the tensor called name, or -1. */
+long arena_find(const arena *a, const char *name);
+
+/* Views of tensor k (value and gradient). k must be < n_tensors. */
+gsl_matrix *arena_w(arena *a, size_t k);
+gsl_matrix *arena_g(arena *a, size_t k);
+
+/* Sets every gradient to 0: the one call a training step makes before backward. */
+void arena_zero_grad(arena *a);
+
+/* Number of doubles in tensor k. */
+size_t arena_numel(const arena *a, size_t k);
+
+/* ---- small ops ---------------------------------------------------------------- */
+
+/* Fills x (n) with draws from U(-bound, bound). */
+void op_uniform(double *x, size_t n, double bound, const gsl_rng *r);
+/* Fills x (n) with draws from N(0, sd²). */
+void op_normal(double *x, size_t n, double sd, const gsl_rng *r);
+
+/* Numerically stable softmax of one row in place: subtracts the row maximum first, so no
+ * exp overflows. Entries equal to -INFINITY get probability exactly 0; a row whose every
+ * entry is -INFINITY becomes all zeros (never NaN). */
+void op_softmax_row(double *x, size_t n);
+
+/* Backward of y = softmax(x) for one row: dx += y ⊙ (dy − (dy·y)). */
+void op_softmax_row_backward(double *dx, const double *dy, const double *y, size_t n);
+
+/* Softmax cross-entropy over the rows of logits (N, V) against targets (N).
+ * Returns the mean loss over the N rows. When dlogits is not NULL it receives
+ * (softmax − onehot)/N, the gradient of that mean (written, not accumulated: it is a
+ * fresh activation gradient). When pred is not NULL it receives each row's argmax. */
+double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix *dlogits,
+                        int *pred);
+
+/* Logistic sigmoid, written to stay accurate for large |x|. */
+static inline double op_sigmoid(double x)
+{
+    if (x >= 0) {
+        double e = exp(-x);
+        return 1.0 / (1.0 + e);
+    }
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
+/* Gathers rows of a table: out row i = table row ids[i]. out (N, E), table (V, E). */
+void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n);
+
+/* Scatters gradient rows back: dtable row ids[i] += dout row i. */
+void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *ids, size_t n);
+
+/* Adds a (1, C) bias row to every row of x (N, C). */
+void op_add_bias(gsl_matrix *x, const gsl_matrix *bias);
+
+/* Accumulates the column sums of dx (N, C) into dbias (1, C). */
+void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx);
+
+#endif

@@ -1,0 +1,139 @@
+/* train.c — the training loop (see train.h). */
+#include "train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double train_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Counts correct tokens and whole sequences of pred against tgt (B, T). */
+static void count_correct(const int *pred, const int *tgt, size_t B, size_t T, size_t *tok,
+                          size_t *seq)
+{
+    for (size_t b = 0; b < B; b++) {
+        size_t ok = 0;
+        for (size_t t = 0; t < T; t++)
+            ok += pred[b * T + t] == tgt[b * T + t];
+        *tok += ok;
+        *seq += ok == T;
+    }
+}
+
+/* Writes "h:mm:ss" for a number of seconds. */
+static void format_duration(char *buf, size_t n, double s)
+{
+    if (!(s >= 0) || s > 99 * 3600)
+        s = 0;
+    long k = (long)(s + 0.5);
+    snprintf(buf, n, "%ld:%02ld:%02ld", k / 3600, k / 60 % 60, k % 60);
+}
+
+/* Draws the progress bar on standard error, on one line rewritten in place. */
+static void draw_bar(size_t step, size_t steps, double loss, double acc, double rate)
+{
+    enum { WIDTH = 24 };
+    char bar[WIDTH + 1], eta[32];
+    size_t fill = steps ? step * WIDTH / steps : WIDTH;
+    for (size_t i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+    bar[WIDTH] = '\0';
+    format_duration(eta, sizeof eta, rate > 0 ? (double)(steps - step) / rate : 0);
+    fprintf(stderr, "\r[%s] step %zu/%zu  loss %.4f  acc %.3f  %.1f steps/s  ETA %s ", bar,
+            step, steps, loss, acc, rate, eta);
+    fflush(stderr);
+}
+
+int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *log,
+              train_progress progress, train_summary *out, char *err, size_t n)
+{
+    const model_ops *ops = m->ops;
+    arena *p = &m->params;
+    const size_t B = c->batch, Lmax = c->train_max, Tmax = t->target_len(Lmax);
+    batch b;
+    optim o;
+    int *pred = NULL;
+    memset(out, 0, sizeof *out);
+    if (batch_alloc(&b, B, Lmax, Tmax) != 0) {
+        snprintf(err, n, "out of memory for a batch of %zu sequences of length %zu", B, Lmax);
+        return -1;
+    }
+    if (optim_alloc(&o, p->size, c->beta1, c->beta2, c->eps) != 0 ||
+        !(pred = malloc(B * Tmax * sizeof *pred)) || ops->reserve(m, B, Lmax, Tmax) != 0) {
+        snprintf(err, n, "out of memory for training %s at batch %zu, length %zu", ops->name,
+                 B, Lmax);
+        batch_free(&b);
+        optim_free(&o);
+        free(pred);
+        return -1;
+    }
+    if (log)
+        fprintf(log, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\n");
+
+    const double t0 = train_now();
+    double last_t = t0, sum_loss = 0, sum_norm = 0;
+    size_t sum_tok = 0, sum_ntok = 0, sum_seq = 0, sum_nseq = 0, interval = 0;
+    int rc = 0;
+    for (size_t step = 1; step <= c->steps; step++) {
+        const size_t L = rng_range(r->s[RNG_TRAIN], c->train_min, c->train_max);
+        task_fill(t, &b, B, L, c->symbols, r->s[RNG_TRAIN]);
+        arena_zero_grad(p);
+        double loss = ops->forward(m, &b, pred);
+        ops->backward(m, &b);
+        double norm = optim_clip(p->grad, p->size, c->clip);
+        if (!isfinite(loss) || !isfinite(norm)) {
+            snprintf(err, n, "%s: the %s became %s at step %zu; lower --lr (now %g) or "
+                     "keep --clip on (now %g)", ops->name, isfinite(loss) ? "gradient norm" :
+                     "loss", isnan(isfinite(loss) ? norm : loss) ? "NaN" : "infinite", step,
+                     c->lr, c->clip);
+            rc = -1;
+            break;
+        }
+        const double lr = optim_lr(c->lr, c->warmup, step);
+        optim_adam_step(&o, p->data, p->grad, lr);
+
+        sum_loss += loss;
+        sum_norm += norm;
+        count_correct(pred, b.tgt, B, b.Tt, &sum_tok, &sum_seq);
+        sum_ntok += B * b.Tt;
+        sum_nseq += B;
+        interval++;
+        if (step % c->log_every == 0 || step == c->steps) {
+            const double now = train_now(), dt = now - last_t;
+            const double mloss = sum_loss / (double)interval;
+            const double acc = (double)sum_tok / (double)sum_ntok;
+            const double rate = dt > 0 ? (double)sum_nseq / dt : 0;
+            if (log) {
+                fprintf(log, "%zu\t%.3f\t%.6g\t%.6f\t%.6f\t%.6f\t%.6g\t%.1f\n", step,
+                        now - t0, lr, mloss, acc, (double)sum_seq / (double)sum_nseq,
+                        sum_norm / (double)interval, rate);
+                fflush(log);
+            }
+            if (progress == TRAIN_BAR)
+                draw_bar(step, c->steps, mloss, acc, (double)interval / (dt > 0 ? dt : 1));
+            else if (progress == TRAIN_LINES)
+                fprintf(stderr, "%s step %zu/%zu  loss %.4f  token_acc %.4f  %.0f seq/s\n",
+                        ops->name, step, c->steps, mloss, acc, rate);
+            out->loss = mloss;
+            out->token_acc = acc;
+            last_t = now;
+            sum_loss = sum_norm = 0;
+            sum_tok = sum_ntok = sum_seq = sum_nseq = interval = 0;
+        }
+        out->steps = step;
+    }
+    if (progress == TRAIN_BAR)
+        fputc('\n', stderr);
+    out->seconds = train_now() - t0;
+    batch_free(&b);
+    optim_free(&o);
+    free(pred);
+    return rc;
+}

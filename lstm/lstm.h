@@ -1,0 +1,191 @@
+/* lstm.h — the LSTM cell, the LSTM layer and the LSTM encoder-decoder (prefix: lstm_).
+ *
+ * Cell (Hochreiter & Schmidhuber 1997, with the forget gate of Gers et al. 2000), gate
+ * order i, f, g, o as in PyTorch:
+ *     i = σ(W_i x + U_i h + b_i)      input gate: how much of the candidate to write
+ *     f = σ(W_f x + U_f h + b_f)      forget gate: how much of the old cell to keep
+ *     g = tanh(W_g x + U_g h + b_g)   candidate
+ *     o = σ(W_o x + U_o h + b_o)      output gate: how much of the cell to show
+ *     c' = f ⊙ c + i ⊙ g
+ *     h' = o ⊙ tanh(c')
+ * The four gates are stacked in one (4H, ·) weight so one GEMM computes them all.
+ *
+ * Split of the work. The input part x·Wxᵀ + b of every step does not depend on the
+ * recurrence, so a layer computes it for all T steps in one GEMM before the loop; the
+ * cell adds only the recurrent part h·Whᵀ. In backward the cell hands back the gradient
+ * of the gate pre-activations (dpre) of its step; the layer keeps all of them and forms
+ * dWx, dWh and db with one GEMM (or sum) over all steps.
+ */
+#ifndef ATTNLAB_LSTM_H
+#define ATTNLAB_LSTM_H
+
+#include <float.h>
+#include <gsl/gsl_matrix.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../common/model.h"
+
+/* ---- the squashing functions -------------------------------------------------------
+ *
+ * The cell evaluates five of them per unit and step (σ for i, f, o; tanh for g and c'),
+ * so they, not the GEMMs, would set the pace of the element-wise work if each were a
+ * libm call: libm's tanh goes through expm1 (several exps' worth) and every call pays
+ * for a PLT jump and errno handling. Here both are written through one inline exp:
+ *     σ(a) = 1 / (1 + e^{−a}),      tanh(a) = 1 − 2 / (1 + e^{2a}),
+ * with no branch on the sign (which gate pre-activations would mispredict half the time).
+ * Both stay within ~2e-16 of the exact value in absolute terms; tanh loses relative
+ * accuracy only near 0, which no LSTM quantity needs. tests/test_lstm.c holds all three
+ * to libm.
+ */
+
+/* e^x within 1 ulp for |x| <= 708; saturates outside (e^{±708}) instead of overflowing,
+ * and passes NaN through. Method (Cody & Waite 1980): x = k·ln2 + r with k an integer and
+ * |r| <= ln2/2, so e^x = 2^k · e^r; e^r by its Taylor series to r^13 (the next term is
+ * below 1e-17), 2^k written straight into the exponent bits. */
+static inline double lstm_exp(double x)
+{
+#if FLT_EVAL_METHOD != 0
+    return exp(x); /* the rounding trick below needs plain double arithmetic */
+#else
+    if (x > 708.0)
+        x = 708.0;
+    if (x < -708.0)
+        x = -708.0;
+    /* adding 1.5·2^52 rounds x/ln2 to an integer k held in the low bits of t */
+    const double shifter = 0x1.8p52;
+    const double t = x * 0x1.71547652b82fep0 + shifter; /* log2(e) */
+    const double k = t - shifter;
+    /* r = x − k·ln2 with ln2 split in two (its high part times k is exact) */
+    const double r = (x - k * 0x1.62e42fefa3800p-1) - k * 0x1.ef35793c76730p-45;
+    double p = 1.0 / 6227020800.0; /* 1/13! */
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    /* 2^k: biased exponent k + 1023 in bits 52..62 (|k| <= 1022 after the clamp) */
+    uint64_t tb, sb, eb;
+    memcpy(&tb, &t, sizeof tb);
+    memcpy(&sb, &shifter, sizeof sb);
+    eb = (tb - sb + 1023u) << 52;
+    double scale;
+    memcpy(&scale, &eb, sizeof scale);
+    return p * scale;
+#endif
+}
+
+/* σ(a) = 1 / (1 + e^{−a}); e^{−a} saturating keeps it in [0, 1], never NaN. */
+static inline double lstm_sigmoid(double a) { return 1.0 / (1.0 + lstm_exp(-a)); }
+
+/* tanh(a) = 2σ(2a) − 1 = 1 − 2 / (1 + e^{2a}). */
+static inline double lstm_tanh(double a) { return 1.0 - 2.0 / (1.0 + lstm_exp(2.0 * a)); }
+
+/* ---- the cell --------------------------------------------------------------------------- */
+
+/* One step of the cell for a batch of B rows.
+ * On entry act (B, 4H) holds the input pre-activation x·Wxᵀ + b of this step; on return
+ * it holds the gate activations [i f g o] (what backward needs). Writes h (B, H) and
+ * c (B, H). h_prev, c_prev (B, H) are the previous state; Wh (4H, H).
+ *     act += h_prev (B,H) · Whᵀ (H,4H);  gates;  c = f⊙c_prev + i⊙g;  h = o⊙tanh(c) */
+void lstm_cell_forward(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
+                       const gsl_matrix *h_prev, const gsl_matrix *c_prev,
+                       const gsl_matrix *Wh);
+
+/* Backward of one step. Reads the upstream gradients dh, dc (B, H) of this step's
+ * outputs (dc is what flows back from the next step's cell state; may be NULL for 0),
+ * and what forward kept: act (B, 4H), c (B, H), c_prev (B, H).
+ * Writes dpre (B, 4H), the gradient of the four pre-activations (input part plus
+ * recurrent part, which share it). Accumulates dh_prev += dpre · Wh and
+ * dc_prev += dc_total ⊙ f, each skipped when NULL. Does not touch dWh: the caller forms
+ * it from dpre and h_prev (one GEMM over all steps in the layer). */
+void lstm_cell_backward(gsl_matrix *dpre, gsl_matrix *dh_prev, gsl_matrix *dc_prev,
+                        const gsl_matrix *dh, const gsl_matrix *dc,
+                        const gsl_matrix *act, const gsl_matrix *c, const gsl_matrix *c_prev,
+                        const gsl_matrix *Wh);
+
+/* ---- the layer: the cell run over T steps -------------------------------------
+ *
+ * Layout (time-major, so that one step of the whole batch is a contiguous block of B
+ * rows and every per-step slice is a plain view, never a copy):
+ *     X   (T·B, E)      row t·B + b is x_{t+1} of sequence b (steps counted from 1)
+ *     Act (T·B, 4H)     block t-1 holds the gates [i f g o] of step t
+ *     Hs  ((T+1)·B, H)  block t holds h_t: block 0 is the initial state h_0
+ *     Cs  ((T+1)·B, H)  block t holds c_t: block 0 is c_0
+ * Keeping h_0 in front of h_1..h_T makes "the previous state of every step" one view,
+ * Hs rows [0, T·B), so the gradient of Wh over all steps is one GEMM, and lets two layers
+ * share a block: the model lays its decoder's states right after its encoder's, so the
+ * encoder's last state IS the decoder's first state, with no copy either way.
+ */
+
+/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
+static inline gsl_matrix_view lstm_block(gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
+}
+
+/* (GSL's const view type is const-qualified; its functions return the bare struct.) */
+static inline _gsl_matrix_const_view lstm_const_block(const gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
+}
+
+/* Views of one layer's parameters, or of their gradients (same shapes). */
+typedef struct lstm_weights {
+    gsl_matrix *Wx; /* (4H, E) input weights, gate blocks i, f, g, o stacked by rows */
+    gsl_matrix *Wh; /* (4H, H) recurrent weights, same stacking */
+    gsl_matrix *b;  /* (1, 4H) bias (PyTorch's b_ih + b_hh in one) */
+} lstm_weights;
+
+/* Input part of the gate pre-activations of N rows at once (all steps of a layer, or one
+ * step while decoding): writes act (N, 4H) = X (N, E) · Wxᵀ (E, 4H) + b. */
+void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights *w);
+
+/* Runs the cell over T steps of a batch of B = X->size1 / T sequences (layout above).
+ * Reads X and the initial state in block 0 of Hs and Cs; writes Act and blocks 1..T of
+ * Hs and Cs. The input projection of all T steps is one GEMM before the loop. */
+void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *X,
+                        const lstm_weights *w, size_t T);
+
+/* Backward of lstm_layer_forward.
+ * dHs, dCs ((T+1)·B, H) carry the gradient of every state and are worked in place: on
+ * entry block t holds the gradient that reaches h_t (c_t) from outside the layer (from an
+ * output layer, or from a following layer at t = T; zero where nothing does); on return
+ * block t holds the total gradient of h_t (c_t), so block 0 holds the gradients of the
+ * initial state, accumulated (+=) onto what it held on entry.
+ * Writes dPre (T·B, 4H), the gradient of every step's pre-activations. Accumulates
+ * dw->Wx += dPreᵀ·X, dw->Wh += dPreᵀ·Hs[0..T-1] (one GEMM each, over all steps),
+ * dw->b += column sums of dPre, and dX (T·B, E) += dPre·Wx (skipped when dX is NULL).
+ * Reads what forward kept: X, Hs, Cs, Act. */
+void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPre,
+                         gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
+                         const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
+                         const lstm_weights *w, size_t T);
+
+/* ---- the model `lstm` -------------------------------------------------------------
+ *
+ * Encoder-decoder of Sutskever et al. (2014) without attention: the source is embedded
+ * (enc.embed) and read by the encoder LSTM; its final (h, c), one fixed-size state, starts
+ * the decoder LSTM, which reads dec_in embedded by its own table (dec.embed); a linear
+ * layer (out.W, out.b) maps each decoder state to logits over the V+1 tokens.
+ * Parameters, in arena order: enc.embed (V+1, E), enc.Wx (4H, E), enc.Wh (4H, H),
+ * enc.b (1, 4H), dec.embed, dec.Wx, dec.Wh, dec.b (same shapes), out.W (V+1, H),
+ * out.b (1, V+1).
+ * trace() sends, for one example, the gates and the cell state of every step as (steps, H)
+ * matrices named "enc.gate_i", "enc.gate_f", "enc.gate_o", "enc.cell" (rows: source
+ * tokens) and "dec.gate_i", "dec.gate_f", "dec.gate_o", "dec.cell" (rows: decoded tokens);
+ * columns are hidden units. */
+
+/* The registered model `lstm`. */
+extern const model_ops lstm_ops;
+
+#endif

@@ -1,0 +1,585 @@
+/* lstm_model.c — the model `lstm`: embedding → LSTM encoder → its final (h, c) starts the
+ * LSTM decoder → linear layer to the vocabulary (Sutskever, Vinyals & Le 2014, without
+ * their deep stacks; the PyTorch twin is LSTMSeq2Seq in shared/reference/models.py).
+ *
+ * Three structs, three concerns: the configuration (struct model's cfg), the weights
+ * (lstm_params: views into the arena, once for values and once for gradients) and the
+ * run-time state (lstm_state: every activation of a step, reserved once).
+ *
+ * State layout. All activations are time-major (step, batch, ·) so that one step of the
+ * batch is a block of B contiguous rows. Encoder and decoder share one array per kind:
+ *     X, dX     ((Ts+Tt)·B, E)     embedded source tokens, then embedded decoder inputs
+ *     Act, dPre ((Ts+Tt)·B, 4H)    gates of the Ts encoder steps, then of the Tt decoder steps
+ *     Hs, Cs, dHs, dCs ((Ts+1+Tt)·B, H)
+ *               blocks 0..Ts     encoder states h_0 = 0, h_1 .. h_Ts
+ *               blocks Ts..Ts+Tt decoder states: its h_0 IS block Ts
+ * The encoder's last state and the decoder's first are one block of memory: forward needs
+ * no copy to start the decoder, and in backward the decoder's gradient of its initial state
+ * lands directly where the encoder reads the gradient of its last one. That block is the
+ * only path from the source to the output — the bottleneck this model exists to show.
+ *
+ * Invariant: reserve() sizes every array for the largest (B, Ts, Tt) asked for; a call
+ * with smaller sizes uses the front of each array, so no step ever allocates.
+ */
+#include "lstm.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/tensor.h"
+
+/* ---- configuration and the size table ---------------------------------------------- */
+
+/* Every parameter tensor, in arena order. */
+enum {
+    P_ENC_EMBED, P_ENC_WX, P_ENC_WH, P_ENC_B,
+    P_DEC_EMBED, P_DEC_WX, P_DEC_WH, P_DEC_B,
+    P_OUT_W, P_OUT_B,
+    P_COUNT
+};
+
+/* The one place where the parameter shapes are written. */
+static void param_table(arena_spec s[P_COUNT], const config *c)
+{
+    const size_t V = config_vocab(c), E = c->embed, H = c->hidden;
+    const struct {
+        const char *name;
+        size_t rows, cols;
+    } t[P_COUNT] = {
+        [P_ENC_EMBED] = {"enc.embed", V, E},  [P_ENC_WX] = {"enc.Wx", 4 * H, E},
+        [P_ENC_WH] = {"enc.Wh", 4 * H, H},    [P_ENC_B] = {"enc.b", 1, 4 * H},
+        [P_DEC_EMBED] = {"dec.embed", V, E},  [P_DEC_WX] = {"dec.Wx", 4 * H, E},
+        [P_DEC_WH] = {"dec.Wh", 4 * H, H},    [P_DEC_B] = {"dec.b", 1, 4 * H},
+        [P_OUT_W] = {"out.W", V, H},          [P_OUT_B] = {"out.b", 1, V},
+    };
+    for (size_t k = 0; k < P_COUNT; k++) {
+        snprintf(s[k].name, sizeof s[k].name, "%s", t[k].name);
+        s[k].rows = t[k].rows;
+        s[k].cols = t[k].cols;
+    }
+}
+
+/* The configuration fields this model reads; check() holds them to the ranges of the
+ * configuration table, so no range is written twice. */
+static const char *const lstm_fields[] = {"symbols", "embed", "hidden", "forget_bias",
+                                          "emb_init"};
+
+static void lstm_defaults(config *c)
+{
+    /* canonical sizes (DESIGN: ~170k parameters, comparable with the other two models) */
+    c->embed = 32;
+    c->hidden = 128;
+    c->forget_bias = 1.0; /* Gers et al. 2000; Jozefowicz et al. 2015 */
+    c->emb_init = 1.0;    /* N(0, 1), as PyTorch's nn.Embedding */
+    /* the recipe of shared/reference/train_copy.py */
+    c->lr = 1e-3;
+    c->clip = 1.0;
+    c->batch = 32;
+}
+
+static int lstm_check(const config *c, char *err, size_t n)
+{
+    for (size_t k = 0; k < sizeof lstm_fields / sizeof lstm_fields[0]; k++) {
+        const config_field *f = config_find(lstm_fields[k]);
+        if (!f) {
+            snprintf(err, n, "lstm: configuration has no field '%s'", lstm_fields[k]);
+            return -1;
+        }
+        const char *p = (const char *)c + f->offset;
+        double v = f->type == CFG_DOUBLE ? *(const double *)p : (double)*(const size_t *)p;
+        if (!(v >= f->min && v <= f->max)) { /* also rejects NaN */
+            char flag[CONFIG_STR_MAX], val[64];
+            size_t i = 0;
+            for (; f->name[i] && i + 1 < sizeof flag; i++)
+                flag[i] = f->name[i] == '_' ? '-' : f->name[i];
+            flag[i] = '\0';
+            config_format(c, f, val, sizeof val);
+            snprintf(err, n, "--%s: %s is out of range (accepted: [%g, %g])", flag, val,
+                     f->min, f->max);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the three structs --------------------------------------------------------------- */
+
+/* Views of every parameter (or of every gradient: same shapes). */
+typedef struct lstm_params {
+    gsl_matrix *enc_embed; /* (V+1, E) source token embeddings */
+    lstm_weights enc;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) */
+    gsl_matrix *dec_embed; /* (V+1, E) decoder input embeddings */
+    lstm_weights dec;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) */
+    gsl_matrix *out_W;     /* (V+1, H) */
+    gsl_matrix *out_b;     /* (1, V+1) */
+} lstm_params;
+
+/* Every activation of a step; capacities cap_* are what reserve() made room for. */
+typedef struct lstm_state {
+    size_t cap_B, cap_Ts, cap_Tt;
+    size_t B, Ts, Tt; /* sizes of the last forward, what backward differentiates; B = 0
+                         when there is none (decode reuses the same arrays) */
+    double *mem;      /* one block holding every array below */
+    int *imem;        /* one block holding the token arrays */
+    double *X, *dX;         /* ((Ts+Tt)·B, E) */
+    double *Act, *dPre;     /* ((Ts+Tt)·B, 4H) */
+    double *Hs, *Cs;        /* ((Ts+1+Tt)·B, H) */
+    double *dHs, *dCs;      /* ((Ts+1+Tt)·B, H) */
+    double *logits;         /* (Tt·B, V+1) */
+    double *dlogits;        /* (Tt·B, V+1) written by forward, read by backward */
+    double *trace;          /* (max(Ts, Tt), H) one gate matrix, contiguous, for trace() */
+    int *ids;               /* ((Ts+Tt)·B) source then decoder-input tokens, time-major */
+    int *tgt;               /* (Tt·B) targets, time-major */
+    int *pred;              /* (Tt·B) argmax tokens, time-major */
+} lstm_state;
+
+typedef struct lstm_model {
+    struct model head; /* first: a lstm_model * is a model * */
+    lstm_params w;     /* parameter values */
+    lstm_params g;     /* their gradients */
+    lstm_state s;
+} lstm_model;
+
+/* Binds p to the arena's values (grad = 0) or gradients (grad = 1). */
+static void bind_params(lstm_params *p, arena *a, int grad)
+{
+    gsl_matrix *(*get)(arena *, size_t) = grad ? arena_g : arena_w;
+    p->enc_embed = get(a, P_ENC_EMBED);
+    p->enc = (lstm_weights){get(a, P_ENC_WX), get(a, P_ENC_WH), get(a, P_ENC_B)};
+    p->dec_embed = get(a, P_DEC_EMBED);
+    p->dec = (lstm_weights){get(a, P_DEC_WX), get(a, P_DEC_WH), get(a, P_DEC_B)};
+    p->out_W = get(a, P_OUT_W);
+    p->out_b = get(a, P_OUT_B);
+}
+
+/* The workspace seen at one batch's sizes: views into the front of each state array. */
+typedef struct lstm_views {
+    gsl_matrix_view Xe, Xd, dXe, dXd; /* (Ts·B, E), (Tt·B, E) */
+    gsl_matrix_view Ae, Ad, dPe, dPd; /* (Ts·B, 4H), (Tt·B, 4H) */
+    gsl_matrix_view He, Ce, dHe, dCe; /* ((Ts+1)·B, H) encoder h_0..h_Ts */
+    gsl_matrix_view Hd, Cd, dHd, dCd; /* ((Tt+1)·B, H) decoder h_0..h_Tt, h_0 = enc h_Ts */
+    gsl_matrix_view Hout, dHout;      /* (Tt·B, H) decoder h_1..h_Tt: the output's input */
+    gsl_matrix_view logits, dlogits;  /* (Tt·B, V+1) */
+} lstm_views;
+
+static void make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt)
+{
+    const lstm_state *s = &m->s;
+    const size_t E = m->head.cfg.embed, H = m->head.cfg.hidden, G = 4 * H;
+    const size_t V = config_vocab(&m->head.cfg);
+    const size_t es = Ts * B, ds = Tt * B; /* rows of encoder, decoder steps */
+    v->Xe = gsl_matrix_view_array(s->X, es, E);
+    v->Xd = gsl_matrix_view_array(s->X + es * E, ds, E);
+    v->dXe = gsl_matrix_view_array(s->dX, es, E);
+    v->dXd = gsl_matrix_view_array(s->dX + es * E, ds, E);
+    v->Ae = gsl_matrix_view_array(s->Act, es, G);
+    v->Ad = gsl_matrix_view_array(s->Act + es * G, ds, G);
+    v->dPe = gsl_matrix_view_array(s->dPre, es, G);
+    v->dPd = gsl_matrix_view_array(s->dPre + es * G, ds, G);
+    /* the decoder's state arrays start at encoder block Ts: the shared bridge block */
+    v->He = gsl_matrix_view_array(s->Hs, es + B, H);
+    v->Ce = gsl_matrix_view_array(s->Cs, es + B, H);
+    v->dHe = gsl_matrix_view_array(s->dHs, es + B, H);
+    v->dCe = gsl_matrix_view_array(s->dCs, es + B, H);
+    v->Hd = gsl_matrix_view_array(s->Hs + es * H, ds + B, H);
+    v->Cd = gsl_matrix_view_array(s->Cs + es * H, ds + B, H);
+    v->dHd = gsl_matrix_view_array(s->dHs + es * H, ds + B, H);
+    v->dCd = gsl_matrix_view_array(s->dCs + es * H, ds + B, H);
+    v->Hout = gsl_matrix_view_array(s->Hs + (es + B) * H, ds, H);
+    v->dHout = gsl_matrix_view_array(s->dHs + (es + B) * H, ds, H);
+    v->logits = gsl_matrix_view_array(s->logits, ds, V);
+    v->dlogits = gsl_matrix_view_array(s->dlogits, ds, V);
+}
+
+/* ---- alloc, free, init, reserve ------------------------------------------------------ */
+
+static model *lstm_alloc(const config *c)
+{
+    char err[160];
+    if (lstm_check(c, err, sizeof err) != 0)
+        return NULL;
+    lstm_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->head.ops = &lstm_ops;
+    m->head.cfg = *c;
+    arena_spec spec[P_COUNT];
+    param_table(spec, c);
+    if (arena_alloc(&m->head.params, spec, P_COUNT) != 0) {
+        free(m);
+        return NULL;
+    }
+    bind_params(&m->w, &m->head.params, 0);
+    bind_params(&m->g, &m->head.params, 1);
+    return &m->head;
+}
+
+static void lstm_free(model *mm)
+{
+    lstm_model *m = (lstm_model *)mm;
+    if (!m)
+        return;
+    arena_free(&m->head.params);
+    free(m->s.mem);
+    free(m->s.imem);
+    free(m);
+}
+
+/* b (1, 4H) like PyTorch's b_ih + b_hh, each U(−k, k), so the gates start from the same
+ * distribution as the reference; then the forget block [H, 2H) set to forget_bias, which
+ * makes f = σ(forget_bias) ≈ 0.73 at 1: the cell starts out remembering (Gers et al. 2000;
+ * Jozefowicz et al. 2015; the knob of Tallec & Ollivier 2018). */
+static void init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *r)
+{
+    const size_t G = b->size2, H = G / 4;
+    for (size_t j = 0; j < G; j++) {
+        double b_ih = k * (2.0 * gsl_rng_uniform(r) - 1.0);
+        double b_hh = k * (2.0 * gsl_rng_uniform(r) - 1.0);
+        b->data[j] = b_ih + b_hh;
+    }
+    for (size_t j = H; j < 2 * H; j++)
+        b->data[j] = forget_bias;
+}
+
+static void lstm_init(model *mm, gsl_rng *r)
+{
+    lstm_model *m = (lstm_model *)mm;
+    const config *c = &mm->cfg;
+    /* PyTorch's nn.LSTM and nn.Linear: U(−1/√H, 1/√H), H the fan-in of the recurrent
+     * and output weights (nn.LSTM uses 1/√H for Wx too). nn.Embedding: N(0, 1). */
+    const double k = 1.0 / sqrt((double)c->hidden);
+    gsl_matrix *normal[] = {m->w.enc_embed, m->w.dec_embed};
+    gsl_matrix *uniform[] = {m->w.enc.Wx, m->w.enc.Wh, m->w.dec.Wx, m->w.dec.Wh,
+                             m->w.out_W, m->w.out_b};
+    for (size_t i = 0; i < 2; i++)
+        op_normal(normal[i]->data, normal[i]->size1 * normal[i]->size2, c->emb_init, r);
+    for (size_t i = 0; i < 6; i++)
+        op_uniform(uniform[i]->data, uniform[i]->size1 * uniform[i]->size2, k, r);
+    init_bias(m->w.enc.b, k, c->forget_bias, r);
+    init_bias(m->w.dec.b, k, c->forget_bias, r);
+}
+
+/* *out = a·b; returns -1 when that overflows size_t. */
+static int mul_size(size_t *out, size_t a, size_t b)
+{
+    if (b != 0 && a > SIZE_MAX / b)
+        return -1;
+    *out = a * b;
+    return 0;
+}
+
+static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
+{
+    lstm_model *m = (lstm_model *)mm;
+    lstm_state *s = &m->s;
+    if (B == 0 || Ts == 0 || Tt == 0)
+        return -1;
+    if (B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
+        return 0;
+    /* grow to the largest of each size asked so far: a reservation never shrinks */
+    B = B > s->cap_B ? B : s->cap_B;
+    Ts = Ts > s->cap_Ts ? Ts : s->cap_Ts;
+    Tt = Tt > s->cap_Tt ? Tt : s->cap_Tt;
+
+    const size_t E = mm->cfg.embed, H = mm->cfg.hidden, V = config_vocab(&mm->cfg);
+    size_t steps, states, outs, Tmax = Ts > Tt ? Ts : Tt;
+    size_t nX, nA, nH, nL, nT;
+    if (Ts > SIZE_MAX - Tt - 1 || mul_size(&steps, Ts + Tt, B) || mul_size(&states, Ts + Tt + 1, B) ||
+        mul_size(&outs, Tt, B) || mul_size(&nX, steps, E) || mul_size(&nA, steps, 4 * H) ||
+        mul_size(&nH, states, H) || mul_size(&nL, outs, V) || mul_size(&nT, Tmax, H))
+        return -1;
+    /* 2 nX + 2 nA + 4 nH + 2 nL + nT doubles, summed with overflow checks */
+    const size_t parts[] = {nX, nX, nA, nA, nH, nH, nH, nH, nL, nL, nT};
+    size_t total = 0;
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        if (parts[k] > SIZE_MAX / sizeof(double) - total)
+            return -1;
+        total += parts[k];
+    }
+    if (steps > SIZE_MAX / sizeof(int) - 2 * outs)
+        return -1;
+
+    double *mem = calloc(total, sizeof(double));
+    int *imem = calloc(steps + 2 * outs, sizeof(int));
+    if (!mem || !imem) { /* the old reservation stays usable */
+        free(mem);
+        free(imem);
+        return -1;
+    }
+    free(s->mem);
+    free(s->imem);
+    s->mem = mem;
+    s->imem = imem;
+    double *p = mem;
+    s->X = p, p += nX;
+    s->dX = p, p += nX;
+    s->Act = p, p += nA;
+    s->dPre = p, p += nA;
+    s->Hs = p, p += nH;
+    s->Cs = p, p += nH;
+    s->dHs = p, p += nH;
+    s->dCs = p, p += nH;
+    s->logits = p, p += nL;
+    s->dlogits = p, p += nL;
+    s->trace = p;
+    s->ids = imem;
+    s->tgt = imem + steps;
+    s->pred = imem + steps + outs;
+    s->cap_B = B;
+    s->cap_Ts = Ts;
+    s->cap_Tt = Tt;
+    s->B = 0; /* the arrays are new: there is no forward to differentiate */
+    return 0;
+}
+
+static int fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
+{
+    return B >= 1 && Ts >= 1 && Tt >= 1 && B <= s->cap_B && Ts <= s->cap_Ts &&
+           Tt <= s->cap_Tt;
+}
+
+/* ---- pieces shared by forward, decode and trace ------------------------------------ */
+
+/* dst[t·B + b] = src[b·T + t]: (B, T) tokens, as batches store them, to time-major. */
+static void to_time_major(int *dst, const int *src, size_t B, size_t T)
+{
+    for (size_t b = 0; b < B; b++)
+        for (size_t t = 0; t < T; t++)
+            dst[t * B + b] = src[b * T + t];
+}
+
+/* The encoder: embeds src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
+ * state in block Ts of Hs, Cs, where the decoder starts. */
+static void encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts)
+{
+    const size_t H = m->head.cfg.hidden;
+    to_time_major(m->s.ids, src, B, Ts);
+    op_embed(&v->Xe.matrix, m->w.enc_embed, m->s.ids, Ts * B);
+    memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
+    memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
+    lstm_layer_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, &v->Xe.matrix,
+                       &m->w.enc, Ts);
+}
+
+/* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b */
+static void output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w)
+{
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Hout, w->out_W, 0.0, logits);
+    op_add_bias(logits, w->out_b);
+}
+
+/* Index of the largest of z[0..n), the first one on ties (as op_cross_entropy). */
+static int argmax(const double *z, size_t n)
+{
+    size_t best = 0;
+    for (size_t v = 1; v < n; v++)
+        if (z[v] > z[best])
+            best = v;
+    return (int)best;
+}
+
+/* ---- forward and backward ----------------------------------------------------------- */
+
+static double lstm_forward(model *mm, const batch *b, int *pred)
+{
+    lstm_model *m = (lstm_model *)mm;
+    lstm_state *s = &m->s;
+    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt;
+    if (!fits(s, B, Ts, Tt))
+        GSL_ERROR_VAL("lstm forward: batch sizes outside the reservation", GSL_EBADLEN, NAN);
+    lstm_views v;
+    make_views(&v, m, B, Ts, Tt);
+
+    encode(m, &v, b->src, B, Ts);
+
+    /* decoder, teacher-forced: reads (BOS, y_1 .. y_{Tt−1}), all inputs known up front,
+     * so its input projection is one GEMM too */
+    int *dec_ids = s->ids + Ts * B;
+    to_time_major(dec_ids, b->dec_in, B, Tt);
+    op_embed(&v.Xd.matrix, m->w.dec_embed, dec_ids, Tt * B);
+    lstm_layer_forward(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Xd.matrix, &m->w.dec,
+                       Tt);
+
+    /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
+    output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
+
+    /* mean cross-entropy over the B·Tt targets; its gradient (softmax − onehot)/(B·Tt)
+     * is formed here, while the exponentials are at hand, and kept for backward */
+    to_time_major(s->tgt, b->tgt, B, Tt);
+    double loss = op_cross_entropy(&v.logits.matrix, s->tgt, &v.dlogits.matrix,
+                                   pred ? s->pred : NULL);
+    if (pred)
+        for (size_t t = 0; t < Tt; t++)
+            for (size_t i = 0; i < B; i++)
+                pred[i * Tt + t] = s->pred[t * B + i];
+    s->B = B;
+    s->Ts = Ts;
+    s->Tt = Tt;
+    return loss;
+}
+
+static void lstm_backward(model *mm, const batch *b)
+{
+    lstm_model *m = (lstm_model *)mm;
+    lstm_state *s = &m->s;
+    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden, E = mm->cfg.embed;
+    if (s->B == 0 || B != s->B || Ts != s->Ts || Tt != s->Tt)
+        GSL_ERROR_VOID("lstm backward: no forward of this batch to differentiate", GSL_EINVAL);
+    lstm_views v;
+    make_views(&v, m, B, Ts, Tt);
+
+    /* forward: logits = Hout · out.Wᵀ + out.b
+     *   dHout (Tt·B,H) = dlogits (Tt·B,V+1) · out.W (V+1,H)   written: the first and only
+     *                                                         gradient from outside the
+     *                                                         decoder states
+     *   dout.W (V+1,H) += dlogitsᵀ (V+1,Tt·B) · Hout (Tt·B,H)
+     *   dout.b (1,V+1) += Σ_rows dlogits */
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, m->w.out_W, 0.0,
+                   &v.dHout.matrix);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, &v.Hout.matrix, 1.0,
+                   m->g.out_W);
+    op_bias_backward(m->g.out_b, &v.dlogits.matrix);
+
+    /* Gradients reaching the states from outside the layers: none for the encoder's
+     * states (blocks 0..Ts of dHs, the bridge included — the decoder will add its part),
+     * none for any cell state (the loss reads only h). The input gradients accumulate. */
+    memset(s->dHs, 0, (Ts + 1) * B * H * sizeof(double));
+    memset(s->dCs, 0, (Ts + Tt + 1) * B * H * sizeof(double));
+    memset(s->dX, 0, (Ts + Tt) * B * E * sizeof(double));
+
+    /* Decoder first: it leaves in the bridge block the gradient of its initial state,
+     * which is the encoder's upstream gradient of h_Ts and c_Ts. */
+    lstm_layer_backward(&v.dXd.matrix, &m->g.dec, &v.dPd.matrix, &v.dHd.matrix,
+                        &v.dCd.matrix, &v.Xd.matrix, &v.Hd.matrix, &v.Cd.matrix,
+                        &v.Ad.matrix, &m->w.dec, Tt);
+    lstm_layer_backward(&v.dXe.matrix, &m->g.enc, &v.dPe.matrix, &v.dHe.matrix,
+                        &v.dCe.matrix, &v.Xe.matrix, &v.He.matrix, &v.Ce.matrix,
+                        &v.Ae.matrix, &m->w.enc, Ts);
+
+    /* forward: X row i = embed row ids[i]   ⇒   dembed row ids[i] += dX row i */
+    op_embed_backward(m->g.dec_embed, &v.dXd.matrix, s->ids + Ts * B, Tt * B);
+    op_embed_backward(m->g.enc_embed, &v.dXe.matrix, s->ids, Ts * B);
+}
+
+/* ---- greedy decoding ----------------------------------------------------------------- */
+
+static void lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+{
+    lstm_model *m = (lstm_model *)mm;
+    lstm_state *s = &m->s;
+    if (!fits(s, B, Ts, Tt))
+        GSL_ERROR_VOID("lstm decode: sizes outside the reservation", GSL_EBADLEN);
+    const size_t V = config_vocab(&mm->cfg);
+    lstm_views v;
+    make_views(&v, m, B, Ts, Tt);
+    s->B = 0; /* the arrays now hold a decode: nothing for backward */
+
+    encode(m, &v, src, B, Ts);
+
+    /* The decoder cannot project its inputs up front: input t+1 is the argmax of step t.
+     * Each step writes the same blocks forward would, so trace() can read them after. */
+    int *y = s->ids + Ts * B; /* (Tt·B) block t−1: the input of step t */
+    for (size_t i = 0; i < B; i++)
+        y[i] = config_bos(&mm->cfg);
+    for (size_t t = 1; t <= Tt; t++) {
+        gsl_matrix_view x = lstm_block(&v.Xd.matrix, t - 1, B);     /* (B,E) */
+        gsl_matrix_view a = lstm_block(&v.Ad.matrix, t - 1, B);     /* (B,4H) */
+        gsl_matrix_view h = lstm_block(&v.Hd.matrix, t, B);         /* (B,H) */
+        gsl_matrix_view c = lstm_block(&v.Cd.matrix, t, B);
+        gsl_matrix_view hp = lstm_block(&v.Hd.matrix, t - 1, B);
+        gsl_matrix_view cp = lstm_block(&v.Cd.matrix, t - 1, B);
+        gsl_matrix_view z = lstm_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
+
+        op_embed(&x.matrix, m->w.dec_embed, y + (t - 1) * B, B);
+        lstm_input_forward(&a.matrix, &x.matrix, &m->w.dec); /* x·Wxᵀ + b */
+        lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
+                          m->w.dec.Wh);
+        output_forward(&z.matrix, &h.matrix, &m->w);
+        for (size_t i = 0; i < B; i++) {
+            int tok = argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
+            out[i * Tt + (t - 1)] = tok;
+            if (t < Tt)
+                y[t * B + i] = tok; /* fed back as the next input */
+        }
+    }
+}
+
+/* ---- trace ---------------------------------------------------------------------------- */
+
+static int lstm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
+                      trace_sink sink, void *ctx)
+{
+    lstm_model *m = (lstm_model *)mm;
+    lstm_state *s = &m->s;
+    const size_t H = mm->cfg.hidden;
+    if (!fits(s, 1, Ts, Tt))
+        GSL_ERROR_VAL("lstm trace: sizes outside the reservation", GSL_EBADLEN, -1);
+    lstm_decode(mm, src, 1, Ts, Tt, out);
+
+    /* With B = 1 a block is one row: Act rows 0..Ts−1 are the encoder's steps and rows
+     * Ts..Ts+Tt−1 the decoder's; Cs rows 1..Ts and Ts+1..Ts+Tt their cell states. */
+    const struct {
+        const char *prefix, *rows;
+        size_t first, n; /* first Act row, number of steps */
+    } part[2] = {{"enc", "src", 0, Ts}, {"dec", "tgt", Ts, Tt}};
+    static const struct {
+        const char *name;
+        size_t block; /* position in [i f g o] */
+    } gate[3] = {{"gate_i", 0}, {"gate_f", 1}, {"gate_o", 3}};
+    gsl_matrix_view act = gsl_matrix_view_array(s->Act, Ts + Tt, 4 * H);
+    char name[ARENA_NAME_MAX];
+    for (size_t p = 0; p < 2; p++) {
+        /* a gate is a strided column block of Act; the sink gets a contiguous copy */
+        gsl_matrix_view buf = gsl_matrix_view_array(s->trace, part[p].n, H);
+        for (size_t k = 0; k < 3; k++) {
+            gsl_matrix_const_view g = gsl_matrix_const_submatrix(
+                &act.matrix, part[p].first, gate[k].block * H, part[p].n, H);
+            gsl_matrix_memcpy(&buf.matrix, &g.matrix);
+            snprintf(name, sizeof name, "%s.%s", part[p].prefix, gate[k].name);
+            if (sink(ctx, name, &buf.matrix, part[p].rows, "unit") != 0)
+                return -1;
+        }
+        gsl_matrix_const_view cell =
+            gsl_matrix_const_view_array(s->Cs + (part[p].first + 1) * H, part[p].n, H);
+        snprintf(name, sizeof name, "%s.cell", part[p].prefix);
+        if (sink(ctx, name, &cell.matrix, part[p].rows, "unit") != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- cost ------------------------------------------------------------------------------ */
+
+/* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored):
+ * forward, each of the Ts + Tt steps: x·Wxᵀ (2·4H·E) and h·Whᵀ (2·4H·H); each of the Tt
+ * decoder steps: h·out.Wᵀ (2·(V+1)·H). Backward forms two products per forward product
+ * (the input gradient and the weight gradient) of the same size, so a training step costs
+ * 3× the forward — the count shared/reference/bench_torch.py uses. */
+static double lstm_flops(const config *c, size_t Ts, size_t Tt)
+{
+    const double E = (double)c->embed, H = (double)c->hidden, V = (double)config_vocab(c);
+    const double fwd = (double)(Ts + Tt) * (2.0 * 4 * H * E + 2.0 * 4 * H * H) +
+                       (double)Tt * 2.0 * V * H;
+    return 3.0 * fwd;
+}
+
+const model_ops lstm_ops = {
+    .name = "lstm",
+    .about = "LSTM encoder-decoder: one fixed-size state carries the whole source",
+    .defaults = lstm_defaults,
+    .check = lstm_check,
+    .alloc = lstm_alloc,
+    .free = lstm_free,
+    .init = lstm_init,
+    .reserve = lstm_reserve,
+    .forward = lstm_forward,
+    .backward = lstm_backward,
+    .decode = lstm_decode,
+    .trace = lstm_trace,
+    .flops = lstm_flops,
+};

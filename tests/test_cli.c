@@ -1,0 +1,328 @@
+/* test_cli.c — the attnlab program seen from outside: exit statuses, the one-line
+ * messages of usage and runtime errors, the files a run writes, and the commands that
+ * read them back (eval, eval --input, attention). Runs the built program (the path in
+ * $ATTNLAB, default build/attnlab) in a child process. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* What one run of the program printed and returned. */
+typedef struct run_out {
+    int status;      /* exit status, or -1 when it died of a signal */
+    char out[16384]; /* standard output (truncated) */
+    char err[4096];  /* standard error (truncated) */
+} run_out;
+
+static const char *program(void)
+{
+    const char *p = getenv("ATTNLAB");
+    return p && *p ? p : "build/attnlab";
+}
+
+/* Reads a whole small file into buf (NUL-terminated, truncated to n-1 bytes). */
+static void slurp(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[k] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* Runs the program with the NULL-terminated argument list (argv[0] excluded), feeding
+ * stdin_text (may be NULL) on standard input. */
+static void run(run_out *r, const char *stdin_text, const char *const *args)
+{
+    char outp[] = "/tmp/attnlab-cli-out-XXXXXX", errp[] = "/tmp/attnlab-cli-err-XXXXXX";
+    char inp[] = "/tmp/attnlab-cli-in-XXXXXX";
+    int fo = mkstemp(outp), fe = mkstemp(errp), fi = mkstemp(inp);
+    ck_assert(fo >= 0 && fe >= 0 && fi >= 0);
+    if (stdin_text)
+        ck_assert(write(fi, stdin_text, strlen(stdin_text)) == (ssize_t)strlen(stdin_text));
+    lseek(fi, 0, SEEK_SET);
+    const char *argv[64] = {program()};
+    size_t n = 1;
+    for (; args[n - 1] && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(fi, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        /* execv takes char *const[]: copy the pointers instead of casting away const */
+        char *args_rw[64];
+        for (size_t i = 0; i <= n; i++)
+            args_rw[i] = argv[i] ? strdup(argv[i]) : NULL;
+        execv(args_rw[0], args_rw);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    close(fo);
+    close(fe);
+    close(fi);
+    slurp(outp, r->out, sizeof r->out);
+    slurp(errp, r->err, sizeof r->err);
+    unlink(outp);
+    unlink(errp);
+    unlink(inp);
+}
+
+/* Number of lines in s. */
+static size_t count_lines(const char *s)
+{
+    size_t k = 0;
+    for (; *s; s++)
+        k += *s == '\n';
+    return k;
+}
+
+/* ---- usage errors: status 2, one line naming the problem, then the hint ------------- */
+
+typedef struct bad_case {
+    const char *args[12];
+    int status;
+    const char *must_say; /* a word the first line of the message must contain */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {{"train", "--steps", "abc", NULL}, 2, "--steps"},
+    {{"train", "--steps", "12x", NULL}, 2, "12x"},
+    {{"train", "--steps", "-3", NULL}, 2, "--steps"},
+    {{"train", "--steps", "99999999999999999999999", NULL}, 2, "out of range"},
+    {{"train", "--batch", "0", NULL}, 2, "--batch"},
+    {{"train", "--batch", "", NULL}, 2, "--batch"},
+    {{"train", "--hidden", "0", NULL}, 2, "--hidden"},
+    {{"train", "--lr", "fast", NULL}, 2, "--lr"},
+    {{"train", "--lr", "-0.1", NULL}, 2, "--lr"},
+    {{"train", "--lr", "nan", NULL}, 2, "--lr"},
+    {{"train", "--model", "nope", NULL}, 2, "nope"},
+    {{"train", "--task", "sort", NULL}, 2, "sort"},
+    {{"train", "--train-len", "9:4", NULL}, 2, "--train-len"},
+    {{"train", "--train-len", "4:x", NULL}, 2, "--train-len"},
+    {{"train", "--train-len", "0:4", NULL}, 2, "--train-len"},
+    {{"train", "--train-len", "4:100000", NULL}, 2, "--train-len"},
+    {{"train", "--frobnicate", NULL}, 2, "--frobnicate"},
+    {{"train", "--lr", NULL}, 2, "--lr"},
+    {{"train", "stray", NULL}, 2, "stray"},
+    {{"train", "--cell", "rnn", NULL}, 2, "--cell"},
+    {{"train", "--seed", "4294967296", NULL}, 2, "--seed"},
+    {{"train", "--threads", "0", NULL}, 2, "--threads"},
+    {{"train", "--eval-lengths", "8:4", NULL}, 2, "--eval-lengths"},
+    {{"train", "--samples", "0", NULL}, 2, "--samples"},
+    {{"eval", NULL}, 2, "--checkpoint"},
+    {{"eval", "--checkpoint", "x.ckpt", "--hidden", "5", NULL}, 2, "--hidden"},
+    {{"eval", "--checkpoint", "x.ckpt", "--lengths", "0:4", NULL}, 2, "--lengths"},
+    {{"gradcheck", "--model", "nope", NULL}, 2, "nope"},
+    {{"gradcheck", "--stride", "0", NULL}, 2, "--stride"},
+    {{"attention", "--input", "1 2", NULL}, 2, "--checkpoint"},
+    {{"help", "nothing", NULL}, 2, "nothing"},
+    {{"frobnicate", NULL}, 2, "frobnicate"},
+    {{"eval", "--checkpoint", "/nonexistent/model.ckpt", NULL}, 1, "/nonexistent/model.ckpt"},
+    {{"eval", "--checkpoint", "/tmp", NULL}, 1, "/tmp"},
+};
+
+START_TEST(bad_input_is_named)
+{
+    const bad_case *c = &bad_cases[_i];
+    run_out r;
+    run(&r, NULL, c->args);
+    ck_assert_msg(r.status == c->status, "%s %s: status %d, want %d (stderr: %s)", c->args[0],
+                  c->args[1] ? c->args[1] : "", r.status, c->status, r.err);
+    char first[sizeof r.err];
+    memcpy(first, r.err, sizeof first);
+    char *nl = strchr(first, '\n');
+    if (nl)
+        *nl = '\0';
+    ck_assert_msg(strstr(first, c->must_say), "message '%s' does not name '%s'", first,
+                  c->must_say);
+    /* one line, plus the hint for usage errors */
+    ck_assert_uint_eq(count_lines(r.err), c->status == 2 ? 2 : 1);
+    ck_assert_str_eq(r.out, "");
+}
+END_TEST
+
+START_TEST(help_and_version)
+{
+    run_out r;
+    run(&r, NULL, (const char *const[]){"--version", NULL});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "BLAS:"));
+    ck_assert_ptr_nonnull(strstr(r.out, "flags:"));
+    static const char *const cmds[] = {"train", "eval", "gradcheck", "attention"};
+    for (size_t k = 0; k < 4; k++) {
+        run(&r, NULL, (const char *const[]){cmds[k], "--help", NULL});
+        ck_assert_msg(r.status == 0, "%s --help: status %d", cmds[k], r.status);
+        ck_assert_ptr_nonnull(strstr(r.out, "Usage: attnlab"));
+        ck_assert_ptr_nonnull(strstr(r.out, "Example"));
+    }
+    run(&r, NULL, (const char *const[]){"help", "models", NULL});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "lstm"));
+    run(&r, NULL, (const char *const[]){NULL});
+    ck_assert_int_eq(r.status, 2);
+}
+END_TEST
+
+START_TEST(gradcheck_command_passes)
+{
+    run_out r;
+    run(&r, NULL, (const char *const[]){"gradcheck", "--model", "lstm", NULL});
+    ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "max relative error: "));
+    ck_assert_ptr_nonnull(strstr(r.out, "dec.Wh"));
+}
+END_TEST
+
+/* ---- a whole run: train, then everything that reads its files --------------------- */
+
+static char run_dir[64];
+
+/* Trains a tiny LSTM once for the tests of this case. */
+static void tiny_run(void)
+{
+    snprintf(run_dir, sizeof run_dir, "/tmp/attnlab-cli-run-%ld", (long)getpid());
+    run_out r;
+    run(&r, NULL,
+        (const char *const[]){"train", "--model", "lstm", "--hidden", "8", "--embed", "4",
+                              "--steps", "30", "--train-len", "3:5", "--samples", "8",
+                              "--out", run_dir, "--quiet", NULL});
+    ck_assert_msg(r.status == 0, "tiny training run failed: %s", r.err);
+}
+
+static void remove_run(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(train_writes_every_file)
+{
+    tiny_run();
+    static const char *const files[] = {"config.tsv", "build.tsv", "train_log.tsv",
+                                        "model.ckpt", "eval.tsv", "eval_positions.tsv"};
+    char path[256], text[4096];
+    for (size_t k = 0; k < 6; k++) {
+        snprintf(path, sizeof path, "%s/%s", run_dir, files[k]);
+        struct stat st;
+        ck_assert_msg(stat(path, &st) == 0 && st.st_size > 0, "%s missing", path);
+    }
+    snprintf(path, sizeof path, "%s/train_log.tsv", run_dir);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_eq(strstr(text, "step\tseconds\tlr\tloss\ttoken_acc"), text);
+    snprintf(path, sizeof path, "%s/eval.tsv", run_dir);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_eq(strstr(text, "model\tlen\tsamples\ttoken_acc\tseq_acc\tloss\n"), text);
+    snprintf(path, sizeof path, "%s/config.tsv", run_dir);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "hidden\t8\n"));
+    /* no temporary file is left behind */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", run_dir);
+    ck_assert_int_ne(system(cmd), 0);
+    remove_run();
+}
+END_TEST
+
+START_TEST(eval_reads_checkpoint_and_input)
+{
+    tiny_run();
+    char ck[128];
+    snprintf(ck, sizeof ck, "%s/model.ckpt", run_dir);
+    run_out r;
+    run(&r, NULL, (const char *const[]){"eval", "--checkpoint", ck, "--lengths", "3,5",
+                                        "--samples", "16", NULL});
+    ck_assert_msg(r.status == 0, "eval: %s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "token_acc"));
+    /* --input: good lines answered, bad lines reported by number, status 1 */
+    run(&r, "3 1 4\n\n3 x 4\n1 2 12\n5 9 2 6\n",
+        (const char *const[]){"eval", "--checkpoint", ck, "--input", "-", NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, "line 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "line 5\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "target:    5 9 2 6"));
+    ck_assert_ptr_nonnull(strstr(r.err, "line 2: empty line"));
+    ck_assert_ptr_nonnull(strstr(r.err, "line 3: 'x'"));
+    ck_assert_ptr_nonnull(strstr(r.err, "line 4: symbol 12"));
+    ck_assert_uint_eq(count_lines(r.err), 3);
+    /* the loss is printed with 10 significant digits */
+    const char *loss = strstr(r.out, "loss:      ");
+    ck_assert_ptr_nonnull(loss);
+    double v;
+    ck_assert_int_eq(sscanf(loss + 11, "%lf", &v), 1);
+    ck_assert(v > 0);
+    /* attention on an LSTM shows its gates */
+    run(&r, NULL, (const char *const[]){"attention", "--checkpoint", ck, "--input", "1 2 3",
+                                        NULL});
+    ck_assert_msg(r.status == 0, "attention: %s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "decoded:"));
+    remove_run();
+}
+END_TEST
+
+START_TEST(corrupt_checkpoint_is_refused)
+{
+    tiny_run();
+    char ck[128], bad[160], cmd[1024];
+    snprintf(ck, sizeof ck, "%s/model.ckpt", run_dir);
+    snprintf(bad, sizeof bad, "%s/corrupt.ckpt", run_dir);
+    /* flip one byte in the middle of the weights */
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s' && size=$(stat -c %%s '%s') && printf '\\377' | "
+             "dd of='%s' bs=1 seek=$((size / 2)) conv=notrunc status=none", ck, bad, bad, bad);
+    ck_assert_int_eq(system(cmd), 0);
+    run_out r;
+    run(&r, NULL, (const char *const[]){"eval", "--checkpoint", bad, NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "CRC"));
+    ck_assert_uint_eq(count_lines(r.err), 1);
+    /* and a truncated one */
+    snprintf(cmd, sizeof cmd, "head -c 100 '%s' > '%s'", ck, bad);
+    ck_assert_int_eq(system(cmd), 0);
+    run(&r, NULL, (const char *const[]){"eval", "--checkpoint", bad, NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_uint_eq(count_lines(r.err), 1);
+    remove_run();
+}
+END_TEST
+
+START_TEST(unwritable_out_is_refused)
+{
+    /* a path below a regular file cannot be a directory, even for root */
+    run_out r;
+    run(&r, NULL, (const char *const[]){"train", "--steps", "1", "--out",
+                                        "/etc/hostname/run", "--quiet", NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "--out"));
+    ck_assert_uint_eq(count_lines(r.err), 1);
+}
+END_TEST
+
+Suite *make_cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("usage");
+    tcase_add_loop_test(tc, bad_input_is_named, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
+    tcase_add_test(tc, help_and_version);
+    tcase_add_test(tc, gradcheck_command_passes);
+    tcase_add_test(tc, unwritable_out_is_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("runs");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, train_writes_every_file);
+    tcase_add_test(tc, eval_reads_checkpoint_and_input);
+    tcase_add_test(tc, corrupt_checkpoint_is_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}

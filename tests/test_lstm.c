@@ -1,0 +1,747 @@
+/* test_lstm.c — the LSTM cell, layer and model `lstm` (suite: make_lstm_suite).
+ *
+ * What each group proves:
+ *   cell   — the forward pass is the equations of lstm.h in the gate order i, f, g, o
+ *            (against a plain scalar loop), and its backward is the derivative of that
+ *            forward for every input: pre-activation, h_prev, c_prev and Wh;
+ *   layer  — the gradients of X, Wx, Wh, b and of the initial state (h_0, c_0) over T = 3
+ *            steps, and that backward accumulates;
+ *   model  — every parameter tensor by gradcheck_model, accumulation, greedy decoding
+ *            against the teacher-forced forward, independence from earlier reservations,
+ *            the trace, the cost count, the canonical size and the error paths.
+ * Sizes are all different (B=2, T=3, E=5, H=4, V=7 symbols) so that a transposed index
+ * cannot pass by accident; losses are Σ out ⊙ R with fixed random R.
+ */
+#include <check.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/gradcheck.h"
+#include "../common/task.h"
+#include "../lstm/lstm.h"
+#include "testutil.h"
+
+enum { NB = 2, NT = 3, NE = 5, NH = 4, NV = 7 }; /* B, T, E, H, data symbols */
+
+/* ---- a pool of test matrices, freed together --------------------------------------- */
+
+typedef struct pool {
+    gsl_matrix *m[32];
+    size_t n;
+} pool;
+
+/* A new (rows, cols) matrix, zero, or filled from U(−scale, scale) when scale > 0. */
+static gsl_matrix *pool_new(pool *p, size_t rows, size_t cols, double scale, const gsl_rng *r)
+{
+    ck_assert_uint_lt(p->n, sizeof p->m / sizeof p->m[0]);
+    gsl_matrix *m = gsl_matrix_calloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    if (scale > 0)
+        tu_fill(m, scale, r);
+    p->m[p->n++] = m;
+    return m;
+}
+
+static void pool_free(pool *p)
+{
+    for (size_t k = 0; k < p->n; k++)
+        gsl_matrix_free(p->m[k]);
+    p->n = 0;
+}
+
+/* Fails unless got = 2·once entry by entry, to 1e-12 of the largest |once| (sums formed
+ * twice round differently, so "exactly double" holds only to rounding), and once ≠ 0
+ * (zero gradients would double trivially). */
+static void assert_doubled(const char *what, const double *got, const double *once, size_t n)
+{
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs(once[i]));
+    ck_assert_msg(scale > 0.0, "%s: gradient is zero", what);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs(got[i] - 2.0 * once[i]) <= 1e-12 * scale,
+                      "%s[%zu]: %.17g after two passes, %.17g after one", what, i, got[i],
+                      once[i]);
+}
+
+/* ---- cell ------------------------------------------------------------------------------ */
+
+typedef struct cell_case {
+    gsl_matrix *pre;            /* (B,4H) input pre-activation x·Wxᵀ + b */
+    gsl_matrix *h_prev, *c_prev; /* (B,H) */
+    gsl_matrix *Wh;             /* (4H,H) */
+    gsl_matrix *act, *h, *c;    /* (B,4H), (B,H), (B,H) outputs */
+    gsl_matrix *Rh, *Rc;        /* (B,H) loss weights */
+    int with_dc;                /* does the loss read c (so dc reaches the cell)? */
+} cell_case;
+
+static void cell_setup(cell_case *k, pool *p, const gsl_rng *r)
+{
+    k->pre = pool_new(p, NB, 4 * NH, 1.5, r);
+    k->h_prev = pool_new(p, NB, NH, 0.9, r);
+    k->c_prev = pool_new(p, NB, NH, 1.7, r);
+    k->Wh = pool_new(p, 4 * NH, NH, 0.8, r);
+    k->act = pool_new(p, NB, 4 * NH, 0, r);
+    k->h = pool_new(p, NB, NH, 0, r);
+    k->c = pool_new(p, NB, NH, 0, r);
+    k->Rh = pool_new(p, NB, NH, 1.3, r);
+    k->Rc = pool_new(p, NB, NH, 1.1, r);
+}
+
+/* L = Σ h ⊙ Rh (+ Σ c ⊙ Rc). The cell overwrites act, so each call starts from pre. */
+static double cell_loss(void *ctx)
+{
+    cell_case *k = ctx;
+    gsl_matrix_memcpy(k->act, k->pre);
+    lstm_cell_forward(k->h, k->c, k->act, k->h_prev, k->c_prev, k->Wh);
+    return tu_dot(k->h, k->Rh) + (k->with_dc ? tu_dot(k->c, k->Rc) : 0.0);
+}
+
+static double sigmoid_ref(double a) { return 1.0 / (1.0 + exp(-a)); }
+
+/* The cell against the equations of lstm.h written out as scalar loops. */
+START_TEST(test_cell_matches_equations)
+{
+    gsl_rng *r = tu_rng(11);
+    pool p = {0};
+    cell_case k;
+    cell_setup(&k, &p, r);
+    cell_loss(&k);
+    for (size_t b = 0; b < NB; b++)
+        for (size_t j = 0; j < NH; j++) {
+            double a[4]; /* i, f, g, o pre-activations of unit j */
+            for (size_t q = 0; q < 4; q++) {
+                a[q] = gsl_matrix_get(k.pre, b, q * NH + j);
+                for (size_t u = 0; u < NH; u++)
+                    a[q] += gsl_matrix_get(k.h_prev, b, u) * gsl_matrix_get(k.Wh, q * NH + j, u);
+            }
+            double i = sigmoid_ref(a[0]), f = sigmoid_ref(a[1]), g = tanh(a[2]);
+            double o = sigmoid_ref(a[3]);
+            double c = f * gsl_matrix_get(k.c_prev, b, j) + i * g;
+            tu_assert_rel(gsl_matrix_get(k.act, b, j), i, 1e-13);
+            tu_assert_rel(gsl_matrix_get(k.act, b, NH + j), f, 1e-13);
+            tu_assert_rel(gsl_matrix_get(k.act, b, 2 * NH + j), g, 1e-13);
+            tu_assert_rel(gsl_matrix_get(k.act, b, 3 * NH + j), o, 1e-13);
+            tu_assert_rel(gsl_matrix_get(k.c, b, j), c, 1e-13);
+            tu_assert_rel(gsl_matrix_get(k.h, b, j), o * tanh(c), 1e-13);
+        }
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* Gradients of the cell's inputs; _i = 1 also sends dc (the loss reads c), _i = 0 passes
+ * dc = NULL. dWh is formed as the layer forms it, dpreᵀ · h_prev. */
+START_TEST(test_cell_gradcheck)
+{
+    gsl_rng *r = tu_rng(12);
+    pool p = {0};
+    cell_case k;
+    cell_setup(&k, &p, r);
+    k.with_dc = _i;
+    gsl_matrix *dpre = pool_new(&p, NB, 4 * NH, 0, r);
+    gsl_matrix *dh_prev = pool_new(&p, NB, NH, 0, r);
+    gsl_matrix *dc_prev = pool_new(&p, NB, NH, 0, r);
+    gsl_matrix *dWh = pool_new(&p, 4 * NH, NH, 0, r);
+
+    cell_loss(&k);
+    lstm_cell_backward(dpre, dh_prev, dc_prev, k.Rh, k.with_dc ? k.Rc : NULL, k.act, k.c,
+                       k.c_prev, k.Wh);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dpre, k.h_prev, 0.0, dWh);
+
+    tu_gradcheck("cell pre-activation", cell_loss, &k, k.pre, dpre);
+    tu_gradcheck("cell h_prev", cell_loss, &k, k.h_prev, dh_prev);
+    tu_gradcheck("cell c_prev", cell_loss, &k, k.c_prev, dc_prev);
+    tu_gradcheck("cell Wh", cell_loss, &k, k.Wh, dWh);
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ---- layer ----------------------------------------------------------------------------- */
+
+typedef struct layer_case {
+    gsl_matrix *X;                /* (T·B,E) */
+    gsl_matrix *Hs, *Cs;          /* ((T+1)·B,H); block 0 = (h_0, c_0), an input */
+    gsl_matrix *Act;              /* (T·B,4H) */
+    lstm_weights w, dw;           /* Wx (4H,E), Wh (4H,H), b (1,4H) */
+    gsl_matrix *dX, *dPre;        /* (T·B,E), (T·B,4H) */
+    gsl_matrix *dHs, *dCs;        /* ((T+1)·B,H) */
+    gsl_matrix *R;                /* (T·B,H) weight of h_1..h_T in the loss */
+    gsl_matrix *Rc;               /* (B,H) weight of c_T */
+} layer_case;
+
+static void layer_setup(layer_case *k, pool *p, const gsl_rng *r)
+{
+    k->X = pool_new(p, NT * NB, NE, 1.2, r);
+    k->Hs = pool_new(p, (NT + 1) * NB, NH, 0.7, r);
+    k->Cs = pool_new(p, (NT + 1) * NB, NH, 1.4, r);
+    k->Act = pool_new(p, NT * NB, 4 * NH, 0, r);
+    k->w.Wx = pool_new(p, 4 * NH, NE, 0.6, r);
+    k->w.Wh = pool_new(p, 4 * NH, NH, 0.7, r);
+    k->w.b = pool_new(p, 1, 4 * NH, 0.5, r);
+    k->dw.Wx = pool_new(p, 4 * NH, NE, 0, r);
+    k->dw.Wh = pool_new(p, 4 * NH, NH, 0, r);
+    k->dw.b = pool_new(p, 1, 4 * NH, 0, r);
+    k->dX = pool_new(p, NT * NB, NE, 0, r);
+    k->dPre = pool_new(p, NT * NB, 4 * NH, 0, r);
+    k->dHs = pool_new(p, (NT + 1) * NB, NH, 0, r);
+    k->dCs = pool_new(p, (NT + 1) * NB, NH, 0, r);
+    k->R = pool_new(p, NT * NB, NH, 1.3, r);
+    k->Rc = pool_new(p, NB, NH, 0.9, r);
+}
+
+/* L = Σ_t h_t ⊙ R_t + Σ c_T ⊙ Rc: every output step and the final cell reach the loss. */
+static double layer_loss(void *ctx)
+{
+    layer_case *k = ctx;
+    lstm_layer_forward(k->Hs, k->Cs, k->Act, k->X, &k->w, NT);
+    gsl_matrix_view h = gsl_matrix_submatrix(k->Hs, NB, 0, NT * NB, NH);
+    gsl_matrix_view cT = lstm_block(k->Cs, NT, NB);
+    return tu_dot(&h.matrix, k->R) + tu_dot(&cT.matrix, k->Rc);
+}
+
+/* Forward, then backward of layer_loss: blocks 1..T of dHs and dCs get the outside
+ * gradients (R, and Rc at T); block 0 is left alone, so it accumulates. */
+static void layer_pass(layer_case *k)
+{
+    layer_loss(k);
+    gsl_matrix_view dh = gsl_matrix_submatrix(k->dHs, NB, 0, NT * NB, NH);
+    gsl_matrix_view dc = gsl_matrix_submatrix(k->dCs, NB, 0, NT * NB, NH);
+    gsl_matrix_view dcT = lstm_block(k->dCs, NT, NB);
+    gsl_matrix_memcpy(&dh.matrix, k->R);
+    gsl_matrix_set_zero(&dc.matrix);
+    gsl_matrix_memcpy(&dcT.matrix, k->Rc);
+    lstm_layer_backward(k->dX, &k->dw, k->dPre, k->dHs, k->dCs, k->X, k->Hs, k->Cs, k->Act,
+                        &k->w, NT);
+}
+
+START_TEST(test_layer_gradcheck)
+{
+    gsl_rng *r = tu_rng(21);
+    pool p = {0};
+    layer_case k;
+    layer_setup(&k, &p, r);
+    layer_pass(&k);
+    gsl_matrix_view h0 = lstm_block(k.Hs, 0, NB), c0 = lstm_block(k.Cs, 0, NB);
+    gsl_matrix_view dh0 = lstm_block(k.dHs, 0, NB), dc0 = lstm_block(k.dCs, 0, NB);
+    tu_gradcheck("layer X", layer_loss, &k, k.X, k.dX);
+    tu_gradcheck("layer Wx", layer_loss, &k, k.w.Wx, k.dw.Wx);
+    tu_gradcheck("layer Wh", layer_loss, &k, k.w.Wh, k.dw.Wh);
+    tu_gradcheck("layer b", layer_loss, &k, k.w.b, k.dw.b);
+    tu_gradcheck("layer h_0", layer_loss, &k, &h0.matrix, &dh0.matrix);
+    tu_gradcheck("layer c_0", layer_loss, &k, &c0.matrix, &dc0.matrix);
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* Two backward passes give twice the gradients: weights, inputs and initial state. */
+START_TEST(test_layer_accumulates)
+{
+    gsl_rng *r = tu_rng(22);
+    pool p = {0};
+    layer_case k;
+    layer_setup(&k, &p, r);
+    gsl_matrix *got[] = {k.dw.Wx, k.dw.Wh, k.dw.b, k.dX, k.dHs, k.dCs};
+    const char *name[] = {"dWx", "dWh", "db", "dX", "dh_0", "dc_0"};
+    gsl_matrix *once[6];
+    layer_pass(&k);
+    for (size_t q = 0; q < 6; q++) {
+        once[q] = pool_new(&p, got[q]->size1, got[q]->size2, 0, r);
+        gsl_matrix_memcpy(once[q], got[q]);
+    }
+    layer_pass(&k);
+    for (size_t q = 0; q < 4; q++)
+        assert_doubled(name[q], got[q]->data, once[q]->data, got[q]->size1 * got[q]->size2);
+    /* of dHs and dCs only block 0 accumulates; the others are working storage */
+    for (size_t q = 4; q < 6; q++)
+        assert_doubled(name[q], got[q]->data, once[q]->data, NB * NH);
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ---- model ----------------------------------------------------------------------------- */
+
+/* The small test configuration: V = 7 symbols (+BOS), E = 5, H = 4. */
+static config small_config(void)
+{
+    config c;
+    config_defaults(&c);
+    lstm_ops.defaults(&c);
+    c.symbols = NV;
+    c.embed = NE;
+    c.hidden = NH;
+    return c;
+}
+
+static model *new_model(const config *c, unsigned long seed)
+{
+    model *m = lstm_ops.alloc(c);
+    ck_assert_ptr_nonnull(m);
+    gsl_rng *r = tu_rng(seed);
+    lstm_ops.init(m, r);
+    gsl_rng_free(r);
+    return m;
+}
+
+/* A batch of B random sources (Ts) and random targets (Tt), with Ts and Tt free to
+ * differ, so a mix-up of the two lengths cannot go unseen; decoder input BOS, y_1... */
+static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, const gsl_rng *r)
+{
+    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
+    b->B = B;
+    b->Ts = Ts;
+    b->Tt = Tt;
+    for (size_t i = 0; i < B * Ts; i++)
+        b->src[i] = (int)gsl_rng_uniform_int(r, NV);
+    for (size_t i = 0; i < B; i++)
+        for (size_t t = 0; t < Tt; t++) {
+            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, NV);
+            b->dec_in[i * Tt + t] = t == 0 ? NV : b->tgt[i * Tt + t - 1];
+        }
+}
+
+typedef struct report_log {
+    size_t n;       /* tensors reported */
+    double max_err; /* over all of them */
+} report_log;
+
+static void report_tensor(void *ctx, const char *tensor, double err, size_t row, size_t col)
+{
+    report_log *log = ctx;
+    log->n++;
+    log->max_err = fmax(log->max_err, err);
+    ck_assert_msg(err < GRADCHECK_TOL, "%s: relative error %.3g at (%zu, %zu)", tensor, err,
+                  row, col);
+}
+
+/* Every parameter tensor against central differences of the mean cross-entropy, with
+ * Ts = 3 ≠ Tt = 4. Each tensor must also have a gradient that is not zero: a broken
+ * bridge from encoder to decoder would give zero on both sides and still "agree". */
+START_TEST(test_model_gradcheck)
+{
+    config c = small_config();
+    model *m = new_model(&c, 31);
+    gsl_rng *r = tu_rng(32);
+    batch b;
+    random_batch(&b, NB, NT, NT + 1, r);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT + 1), 0);
+    report_log log = {0, 0.0};
+    double err = gradcheck_model(m, &b, 1, report_tensor, &log);
+    ck_assert_uint_eq(log.n, m->params.n_tensors);
+    ck_assert_double_lt(err, GRADCHECK_TOL);
+    for (size_t k = 0; k < m->params.n_tensors; k++) {
+        double norm = 0.0;
+        const double *g = m->params.grad + m->params.offset[k];
+        for (size_t i = 0; i < arena_numel(&m->params, k); i++)
+            norm += g[i] * g[i];
+        ck_assert_msg(norm > 0.0, "%s: gradient is zero", m->params.spec[k].name);
+    }
+    batch_free(&b);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+START_TEST(test_model_accumulates)
+{
+    config c = small_config();
+    model *m = new_model(&c, 33);
+    gsl_rng *r = tu_rng(34);
+    batch b;
+    random_batch(&b, NB, NT, NT + 1, r);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT + 1), 0);
+    arena *a = &m->params;
+    double *once = malloc(a->size * sizeof *once);
+    ck_assert_ptr_nonnull(once);
+    arena_zero_grad(a);
+    lstm_ops.forward(m, &b, NULL);
+    lstm_ops.backward(m, &b);
+    memcpy(once, a->grad, a->size * sizeof *once);
+    lstm_ops.backward(m, &b); /* the same forward, differentiated a second time */
+    for (size_t k = 0; k < a->n_tensors; k++)
+        assert_doubled(a->spec[k].name, a->grad + a->offset[k], once + a->offset[k],
+                       arena_numel(a, k));
+    free(once);
+    batch_free(&b);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* Greedy decoding feeds back its own argmax. Teacher forcing with those very tokens as
+ * the decoder input must then predict the same tokens at every position: decode's
+ * step-by-step path and forward's all-steps-at-once path compute the same function. */
+START_TEST(test_decode_matches_forward)
+{
+    config c = small_config();
+    c.emb_init = 2.0; /* livelier predictions: the decoded tokens should vary */
+    const size_t B = 3, Ts = 5, Tt = 6;
+    model *m = new_model(&c, 35);
+    gsl_rng *r = tu_rng(36);
+    batch b;
+    random_batch(&b, B, Ts, Tt, r);
+    ck_assert_int_eq(lstm_ops.reserve(m, B, Ts, Tt), 0);
+    int out[3 * 6], pred[3 * 6];
+    lstm_ops.decode(m, b.src, B, Ts, Tt, out);
+    int distinct = 0;
+    for (size_t i = 1; i < B * Tt; i++)
+        distinct |= out[i] != out[0];
+    ck_assert_msg(distinct, "decoded tokens are all equal: the check would be weak");
+    for (size_t i = 0; i < B; i++)
+        for (size_t t = 0; t < Tt; t++) {
+            b.tgt[i * Tt + t] = out[i * Tt + t];
+            b.dec_in[i * Tt + t] = t == 0 ? config_bos(&c) : out[i * Tt + t - 1];
+        }
+    lstm_ops.forward(m, &b, pred);
+    for (size_t i = 0; i < B * Tt; i++)
+        ck_assert_msg(pred[i] == out[i], "position %zu: forward %d, decode %d", i, pred[i],
+                      out[i]);
+    batch_free(&b);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* The source reaches the output only through the encoder's final state: changing the
+ * first source token, the one read longest before any output, must change the loss. */
+START_TEST(test_source_reaches_decoder)
+{
+    config c = small_config();
+    model *m = new_model(&c, 37);
+    gsl_rng *r = tu_rng(38);
+    batch b;
+    random_batch(&b, NB, NT, NT, r);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT), 0);
+    double before = lstm_ops.forward(m, &b, NULL);
+    b.src[0] = (b.src[0] + 1) % NV;
+    double after = lstm_ops.forward(m, &b, NULL);
+    ck_assert_msg(fabs(after - before) > 1e-9 * fabs(before),
+                  "loss %.17g did not change with the source", before);
+    batch_free(&b);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* A model that first served larger batches (and a reservation grown in steps) gives the
+ * same loss, gradients and decoded tokens on a small batch as one reserved exactly for
+ * it: nothing left in the bigger arrays leaks into the smaller computation. */
+START_TEST(test_reserve_independent)
+{
+    config c = small_config();
+    model *exact = new_model(&c, 39), *grown = new_model(&c, 39);
+    gsl_rng *r = tu_rng(40);
+    batch small, big;
+    random_batch(&small, NB, NT, NT + 1, r);
+    random_batch(&big, 5, 7, 6, r);
+
+    ck_assert_int_eq(lstm_ops.reserve(exact, NB, NT, NT + 1), 0);
+    ck_assert_int_eq(lstm_ops.reserve(grown, NB, NT, NT + 1), 0);
+    ck_assert_int_eq(lstm_ops.reserve(grown, 5, 7, 6), 0);
+    ck_assert_int_eq(lstm_ops.reserve(grown, 1, 1, 1), 0); /* never shrinks */
+    lstm_ops.forward(grown, &big, NULL);
+    lstm_ops.backward(grown, &big);
+    /* with B = 1, step 1 lands in row 1: inside block 0 of any larger batch */
+    int one[6];
+    lstm_ops.decode(grown, big.src, 1, 7, 6, one);
+
+    arena_zero_grad(&exact->params);
+    arena_zero_grad(&grown->params);
+    double l1 = lstm_ops.forward(exact, &small, NULL);
+    lstm_ops.backward(exact, &small);
+    double l2 = lstm_ops.forward(grown, &small, NULL);
+    lstm_ops.backward(grown, &small);
+    tu_assert_rel(l1, l2, 1e-14);
+    for (size_t i = 0; i < exact->params.size; i++)
+        tu_assert_rel(exact->params.grad[i], grown->params.grad[i], 1e-12);
+
+    int o1[NB * (NT + 1)], o2[NB * (NT + 1)];
+    lstm_ops.decode(grown, big.src, 5, 7, 6, (int[30]){0});
+    lstm_ops.decode(exact, small.src, NB, NT, NT + 1, o1);
+    lstm_ops.decode(grown, small.src, NB, NT, NT + 1, o2);
+    ck_assert_mem_eq(o1, o2, sizeof o1);
+    batch_free(&small);
+    batch_free(&big);
+    gsl_rng_free(r);
+    lstm_ops.free(exact);
+    lstm_ops.free(grown);
+}
+END_TEST
+
+/* What a trace sink saw: up to 8 matrices of up to 5 × NH. */
+typedef struct trace_log {
+    size_t n, stop_after;
+    char name[8][32], rows[8][8];
+    size_t size1[8], size2[8];
+    double val[8][5 * NH]; /* row-major copies */
+} trace_log;
+
+static int record_trace(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
+                        const char *cols)
+{
+    trace_log *log = ctx;
+    ck_assert_uint_lt(log->n, 8);
+    ck_assert_uint_le(m->size1 * m->size2, 5 * NH);
+    ck_assert_str_eq(cols, "unit");
+    snprintf(log->name[log->n], sizeof log->name[0], "%s", name);
+    snprintf(log->rows[log->n], sizeof log->rows[0], "%s", rows);
+    log->size1[log->n] = m->size1;
+    log->size2[log->n] = m->size2;
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            log->val[log->n][i * m->size2 + j] = gsl_matrix_get(m, i, j);
+    log->n++;
+    return log->n == log->stop_after ? -1 : 0;
+}
+
+/* The layer weights of one side of the model, looked up by name. */
+static lstm_weights layer_of(model *m, const char *side)
+{
+    char name[16];
+    gsl_matrix *w[3];
+    const char *part[3] = {"Wx", "Wh", "b"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(name, sizeof name, "%s.%s", side, part[k]);
+        long i = arena_find(&m->params, name);
+        ck_assert_int_ge(i, 0);
+        w[k] = arena_w(&m->params, (size_t)i);
+    }
+    return (lstm_weights){w[0], w[1], w[2]};
+}
+
+/* The trace of one example names its matrices as lstm.h says, and they hold the gates
+ * and cells of the steps: rebuilt here from the layer API with the model's own weights,
+ * the encoder from zero state, the decoder from the encoder's final state, reading BOS
+ * and then the decoded tokens. */
+START_TEST(test_trace)
+{
+    config c = small_config();
+    model *m = new_model(&c, 41);
+    enum { Ts = 5, Tt = 3 };
+    const int src[Ts] = {3, 0, 6, 6, 1};
+    ck_assert_int_eq(lstm_ops.reserve(m, 2, Ts, Tt), 0);
+    int out[Tt], expect[Tt];
+    lstm_ops.decode(m, src, 1, Ts, Tt, expect);
+
+    trace_log log = {0};
+    ck_assert_int_eq(lstm_ops.trace(m, src, Ts, Tt, out, record_trace, &log), 0);
+    ck_assert_mem_eq(out, expect, sizeof out);
+    const char *names[8] = {"enc.gate_i", "enc.gate_f", "enc.gate_o", "enc.cell",
+                            "dec.gate_i", "dec.gate_f", "dec.gate_o", "dec.cell"};
+    ck_assert_uint_eq(log.n, 8);
+    for (size_t k = 0; k < 8; k++) {
+        ck_assert_str_eq(log.name[k], names[k]);
+        ck_assert_str_eq(log.rows[k], k < 4 ? "src" : "tgt");
+        ck_assert_uint_eq(log.size1[k], k < 4 ? Ts : Tt);
+        ck_assert_uint_eq(log.size2[k], NH);
+    }
+
+    /* B = 1: rows are steps. Hs, Cs rows 0..Ts encoder, Ts..Ts+Tt decoder. */
+    gsl_rng *r = tu_rng(45);
+    pool p = {0};
+    gsl_matrix *Xe = pool_new(&p, Ts, NE, 0, r), *Xd = pool_new(&p, Tt, NE, 0, r);
+    gsl_matrix *Ae = pool_new(&p, Ts, 4 * NH, 0, r), *Ad = pool_new(&p, Tt, 4 * NH, 0, r);
+    gsl_matrix *Hs = pool_new(&p, Ts + Tt + 1, NH, 0, r);
+    gsl_matrix *Cs = pool_new(&p, Ts + Tt + 1, NH, 0, r);
+    int dec_in[Tt] = {config_bos(&c), out[0], out[1]};
+    op_embed(Xe, arena_w(&m->params, (size_t)arena_find(&m->params, "enc.embed")), src, Ts);
+    op_embed(Xd, arena_w(&m->params, (size_t)arena_find(&m->params, "dec.embed")), dec_in, Tt);
+    lstm_weights enc = layer_of(m, "enc"), dec = layer_of(m, "dec");
+    gsl_matrix_view He = gsl_matrix_submatrix(Hs, 0, 0, Ts + 1, NH);
+    gsl_matrix_view Ce = gsl_matrix_submatrix(Cs, 0, 0, Ts + 1, NH);
+    gsl_matrix_view Hd = gsl_matrix_submatrix(Hs, Ts, 0, Tt + 1, NH);
+    gsl_matrix_view Cd = gsl_matrix_submatrix(Cs, Ts, 0, Tt + 1, NH);
+    lstm_layer_forward(&He.matrix, &Ce.matrix, Ae, Xe, &enc, Ts);
+    lstm_layer_forward(&Hd.matrix, &Cd.matrix, Ad, Xd, &dec, Tt);
+
+    const size_t block[3] = {0, 1, 3}; /* i, f, o in [i f g o] */
+    for (size_t k = 0; k < 8; k++) {
+        const size_t steps = k < 4 ? Ts : Tt;
+        const gsl_matrix *A = k < 4 ? Ae : Ad;
+        for (size_t t = 0; t < steps; t++)
+            for (size_t j = 0; j < NH; j++) {
+                double want = k % 4 == 3
+                                  ? gsl_matrix_get(Cs, (k < 4 ? 1 : Ts + 1) + t, j)
+                                  : gsl_matrix_get(A, t, block[k % 4] * NH + j);
+                tu_assert_rel(log.val[k][t * NH + j], want, 1e-13);
+            }
+    }
+
+    /* a sink that says stop ends the trace */
+    trace_log stop = {.stop_after = 2};
+    ck_assert_int_eq(lstm_ops.trace(m, src, Ts, Tt, out, record_trace, &stop), -1);
+    ck_assert_uint_eq(stop.n, 2);
+    pool_free(&p);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* The canonical model: its sizes, parameter count and cost, counted by hand here. */
+START_TEST(test_canonical_size_and_flops)
+{
+    config c;
+    config_defaults(&c);
+    lstm_ops.defaults(&c);
+    ck_assert_uint_eq(c.embed, 32);
+    ck_assert_uint_eq(c.hidden, 128);
+    ck_assert(c.forget_bias == 1.0);
+    model *m = lstm_ops.alloc(&c);
+    ck_assert_ptr_nonnull(m);
+    /* per LSTM: 11·32 (embed) + 512·32 (Wx) + 512·128 (Wh) + 512 (b) = 82784;
+     * two of them, then 11·128 + 11 for the output: 166987 */
+    ck_assert_uint_eq(m->params.size, 166987);
+    const char *names[] = {"enc.embed", "enc.Wx", "enc.Wh", "enc.b", "dec.embed",
+                           "dec.Wx", "dec.Wh", "dec.b", "out.W", "out.b"};
+    ck_assert_uint_eq(m->params.n_tensors, 10);
+    for (size_t k = 0; k < 10; k++)
+        ck_assert_str_eq(m->params.spec[k].name, names[k]);
+    /* Ts = Tt = 32: 64 steps · 2·512·(32+128) + 32 · 2·11·128 = 10575872, times 3 */
+    ck_assert(lstm_ops.flops(&c, 32, 32) == 31727616.0);
+    ck_assert(lstm_ops.flops(&c, 64, 64) == 2 * 31727616.0);
+    /* Ts = 32, Tt = 16: 48 · 163840 + 16 · 2816 = 7909376, times 3 */
+    ck_assert(lstm_ops.flops(&c, 32, 16) == 23728128.0);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* Initial weights: the distributions of lstm_init, and the forget-gate bias. */
+START_TEST(test_init)
+{
+    config c;
+    config_defaults(&c);
+    lstm_ops.defaults(&c);
+    c.forget_bias = 2.5;
+    c.emb_init = 0.5;
+    model *m = new_model(&c, 42), *twin = new_model(&c, 42);
+    arena *a = &m->params;
+    ck_assert_mem_eq(a->data, twin->params.data, a->size * sizeof(double));
+    const double k = 1.0 / sqrt(128.0);
+    const size_t H = 128;
+    for (size_t t = 0; t < a->n_tensors; t++) {
+        const char *name = a->spec[t].name;
+        const double *x = a->data + a->offset[t];
+        const size_t n = arena_numel(a, t);
+        double sum2 = 0.0, amax = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            sum2 += x[i] * x[i];
+            amax = fmax(amax, fabs(x[i]));
+        }
+        if (strstr(name, "embed")) {
+            double sd = sqrt(sum2 / (double)n); /* 352 draws: within 15% of 0.5 */
+            ck_assert_msg(sd > 0.425 && sd < 0.575, "%s: sd %g", name, sd);
+        } else if (strcmp(name, "enc.b") == 0 || strcmp(name, "dec.b") == 0) {
+            for (size_t i = 0; i < n; i++)
+                if (i >= H && i < 2 * H)
+                    ck_assert(x[i] == 2.5);
+                else
+                    ck_assert(fabs(x[i]) <= 2 * k);
+        } else {
+            /* within the bound, and (for the big tensors) reaching close to it */
+            ck_assert_msg(amax <= k && (n < 1000 || amax > 0.99 * k),
+                          "%s: max |w| %g, bound %g", name, amax, k);
+        }
+    }
+    lstm_ops.free(m);
+    lstm_ops.free(twin);
+}
+END_TEST
+
+/* ---- error paths ------------------------------------------------------------------------ */
+
+static int gsl_errors;
+static void count_error(const char *reason, const char *file, int line, int gsl_errno)
+{
+    (void)reason, (void)file, (void)line, (void)gsl_errno;
+    gsl_errors++;
+}
+
+START_TEST(test_errors)
+{
+    config c = small_config();
+    char err[200];
+    ck_assert_int_eq(lstm_ops.check(&c, err, sizeof err), 0);
+    config bad = c;
+    bad.hidden = 0;
+    ck_assert_int_eq(lstm_ops.check(&bad, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--hidden"));
+    ck_assert_ptr_null(lstm_ops.alloc(&bad));
+    bad = c;
+    bad.embed = 5000;
+    ck_assert_int_eq(lstm_ops.check(&bad, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--embed"));
+    bad = c;
+    bad.forget_bias = NAN;
+    ck_assert_int_eq(lstm_ops.check(&bad, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--forget-bias"));
+
+    model *m = new_model(&c, 43);
+    ck_assert_int_eq(lstm_ops.reserve(m, 0, 3, 3), -1);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, SIZE_MAX / 2, SIZE_MAX / 2), -1);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT), 0);
+
+    gsl_error_handler_t *old = gsl_set_error_handler(count_error);
+    gsl_rng *r = tu_rng(44);
+    batch b, longer;
+    random_batch(&b, NB, NT, NT, r);
+    random_batch(&longer, NB, NT, NT + 1, r);
+
+    gsl_errors = 0;
+    ck_assert(isnan(lstm_ops.forward(m, &longer, NULL))); /* Tt beyond the reservation */
+    ck_assert_int_eq(gsl_errors, 1);
+    lstm_ops.backward(m, &b); /* no forward yet */
+    ck_assert_int_eq(gsl_errors, 2);
+    lstm_ops.forward(m, &b, NULL);
+    longer.Tt = NT - 1;
+    lstm_ops.backward(m, &longer); /* not the batch of the last forward */
+    ck_assert_int_eq(gsl_errors, 3);
+    int out[NB * (NT + 1)] = {0};
+    lstm_ops.decode(m, b.src, NB, NT, NT + 1, out);
+    ck_assert_int_eq(gsl_errors, 4);
+    lstm_ops.decode(m, b.src, NB, NT, NT, out);
+    lstm_ops.backward(m, &b); /* decode replaced the forward's activations */
+    ck_assert_int_eq(gsl_errors, 5);
+    ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT + 1, out, record_trace, NULL), -1);
+    ck_assert_int_eq(gsl_errors, 6);
+
+    gsl_set_error_handler(old);
+    batch_free(&b);
+    batch_free(&longer);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+Suite *make_lstm_suite(void)
+{
+    Suite *s = suite_create("lstm");
+    TCase *cell = tcase_create("cell");
+    tcase_add_test(cell, test_cell_matches_equations);
+    tcase_add_loop_test(cell, test_cell_gradcheck, 0, 2); /* without, with dc */
+    suite_add_tcase(s, cell);
+
+    TCase *layer = tcase_create("layer");
+    tcase_add_test(layer, test_layer_gradcheck);
+    tcase_add_test(layer, test_layer_accumulates);
+    suite_add_tcase(s, layer);
+
+    TCase *mdl = tcase_create("model");
+    tcase_add_test(mdl, test_model_gradcheck);
+    tcase_add_test(mdl, test_model_accumulates);
+    tcase_add_test(mdl, test_decode_matches_forward);
+    tcase_add_test(mdl, test_source_reaches_decoder);
+    tcase_add_test(mdl, test_reserve_independent);
+    tcase_add_test(mdl, test_trace);
+    tcase_add_test(mdl, test_canonical_size_and_flops);
+    tcase_add_test(mdl, test_init);
+    tcase_add_test(mdl, test_errors);
+    suite_add_tcase(s, mdl);
+    return s;
+}

@@ -1,0 +1,42 @@
+/* testutil.c — helpers shared by the test files (see testutil.h). */
+#include "testutil.h"
+
+#include <stdio.h>
+
+gsl_rng *tu_rng(unsigned long seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    ck_assert_ptr_nonnull(r);
+    gsl_rng_set(r, seed);
+    return r;
+}
+
+void tu_fill(gsl_matrix *m, double scale, const gsl_rng *r)
+{
+    for (size_t i = 0; i < m->size1; i++)
+        for (size_t j = 0; j < m->size2; j++)
+            gsl_matrix_set(m, i, j, scale * (2.0 * gsl_rng_uniform(r) - 1.0));
+}
+
+double tu_dot(const gsl_matrix *a, const gsl_matrix *b)
+{
+    ck_assert(a->size1 == b->size1 && a->size2 == b->size2);
+    double s = 0.0;
+    for (size_t i = 0; i < a->size1; i++)
+        for (size_t j = 0; j < a->size2; j++)
+            s += gsl_matrix_get(a, i, j) * gsl_matrix_get(b, i, j);
+    return s;
+}
+
+double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix *x,
+                    const gsl_matrix *g)
+{
+    ck_assert(x->size1 == g->size1 && x->size2 == g->size2);
+    ck_assert_msg(x->tda == x->size2 && g->tda == g->size2, "%s: not contiguous", what);
+    size_t worst = 0;
+    double err = gradcheck_array(loss, ctx, x->data, g->data, x->size1 * x->size2,
+                                 GRADCHECK_H, 1, &worst);
+    ck_assert_msg(err < GRADCHECK_TOL, "%s: relative error %.3g at (%zu, %zu)", what, err,
+                  worst / x->size2, worst % x->size2);
+    return err;
+}
