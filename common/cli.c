@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,6 +99,7 @@ enum {
     OPT_SEEDS,
     OPT_JOBS,
     OPT_PRINT_JOBS,
+    OPT_RESUME,
     OPT_END_EXTRA,
     OPT_CONFIG = 1000 /* OPT_CONFIG + k is field k of config_fields */
 };
@@ -127,6 +129,7 @@ static const extra_flag extra_flags[] = {
     {"seeds", required_argument, OPT_SEEDS},
     {"jobs", required_argument, OPT_JOBS},
     {"print-jobs", no_argument, OPT_PRINT_JOBS},
+    {"resume", required_argument, OPT_RESUME},
 };
 #define N_EXTRA (sizeof extra_flags / sizeof extra_flags[0])
 
@@ -318,6 +321,7 @@ static int build_config(const args *a, config *c, const model_ops **ops,
 static void apply_threads(const config *c) { buildinfo_set_threads(c->threads); }
 
 static int write_trace(model *m, const int *src, size_t Ts, const char *dir, int print);
+static int exists_in(const char *dir, const char *name);
 
 /* ---- writing files --------------------------------------------------------------------- */
 
@@ -492,119 +496,403 @@ static size_t default_eval_lengths(const config *c, size_t *out)
     return n;
 }
 
-static int cmd_train(int argc, char **argv)
+/* ---- signals: stop cleanly, save, resume later ----------------------------------------- */
+
+/* Set by SIGINT/SIGTERM: the training loop finishes its step, then the run is saved. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+/* Installs the handlers (without SA_RESTART: a wait() in compare returns at once). */
+static void catch_stop_signals(void)
 {
-    static const int allowed[] = {OPT_TRAIN_LEN, OPT_OUT,   OPT_EVAL_LENGTHS, OPT_SAMPLES,
-                                  OPT_QUIET,     OPT_TRACE, OPT_COST_LENGTHS, 0};
-    args a;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The exit status of a run stopped by signal sig: 128 + sig, as shells report it. */
+static int stopped_status(void) { return 128 + (int)stop_signal; }
+
+/* ---- the training log, kept whole in memory and written atomically ------------------------ */
+
+/* The log lives in a memory stream; every checkpoint writes it whole to train_log.tsv, so
+ * the log on disk always matches the last checkpoint, whatever stops the run. */
+typedef struct run_log {
+    FILE *f;
+    char *buf;
+    size_t len;
+} run_log;
+
+static int write_log(FILE *f, const void *ctx)
+{
+    const run_log *l = ctx;
+    fflush(l->f);
+    return fwrite(l->buf, 1, l->len, f) == l->len ? 0 : -1;
+}
+
+/* ---- attnlab train ---------------------------------------------------------------------- */
+
+/* Everything a train command decided before training: kept so --resume can rebuild it. */
+typedef struct train_job {
     config c;
     const model_ops *ops;
+    size_t lens[MAX_LENGTHS], nl, samples;
+    size_t cost_lens[MAX_LENGTHS], ncost;
+    int trace_src[4096];
+    size_t trace_len;
+    char dir[AFILE_PATH_MAX / 2];
+    int quiet;
+} train_job;
+
+/* The periodic checkpoint: weights, Adam's moments, the three random streams. */
+typedef struct ckpt_ctx {
+    model *m;
+    rng_streams *r;
+    const char *dir;
+    run_log *log;
+} ckpt_ctx;
+
+static int save_resumable(void *p, size_t step, const optim *o)
+{
+    ckpt_ctx *c = p;
+    char path[AFILE_PATH_MAX], err[ERR_MAX];
+    ckpt_train_state ts = {.step = step, .n = o->n, .m = o->m, .v = o->v};
+    for (int k = 0; k < CKPT_RNG_STREAMS; k++) {
+        ts.rng[k] = gsl_rng_state(c->r->s[k]);
+        ts.rng_size[k] = gsl_rng_size(c->r->s[k]);
+    }
+    afile_join(path, sizeof path, c->dir, "checkpoint.ckpt");
+    if (ckpt_save(path, c->m, &ts, err, sizeof err) != 0) {
+        run_error("%s", err);
+        return -1;
+    }
+    return write_file(c->dir, "train_log.tsv", write_log, c->log);
+}
+
+/* Parses a train command line into j (everything but resuming). Returns 0, 1 after
+ * --help, or EXIT_USAGE after printing the error. */
+static int parse_train(int argc, char **argv, train_job *j, const char **resume)
+{
+    static const int allowed[] = {OPT_TRAIN_LEN, OPT_OUT,   OPT_EVAL_LENGTHS, OPT_SAMPLES,
+                                  OPT_QUIET,     OPT_TRACE, OPT_COST_LENGTHS, OPT_RESUME, 0};
+    args a;
     int rc = parse_args(argc, argv, 1, allowed, help_train, &a);
     if (rc)
-        return rc == 1 ? 0 : rc;
-    if ((rc = build_config(&a, &c, &ops, NULL)))
         return rc;
-    static size_t lens[MAX_LENGTHS];
-    size_t nl, samples = 256;
+    *resume = extra(&a, OPT_RESUME);
+    j->quiet = extra(&a, OPT_QUIET) != NULL;
+    if (*resume) {
+        /* a resumed run takes every setting from its directory */
+        for (int k = OPT_FIRST_EXTRA; k < OPT_END_EXTRA; k++)
+            if (a.extra[k - OPT_FIRST_EXTRA] && k != OPT_RESUME && k != OPT_QUIET)
+                return usage_error("--resume DIR takes its settings from DIR (accepted with "
+                                   "it: --quiet, --threads)");
+        for (size_t k = 0; k < a.n_given; k++)
+            if (strcmp(config_fields[a.given_order[k]].name, "threads") != 0)
+                return usage_error("--resume DIR takes its settings from DIR; --%s is not "
+                                   "accepted with it (accepted: --quiet, --threads)",
+                                   config_fields[a.given_order[k]].name);
+        const int ti = (int)(config_find("threads") - config_fields);
+        size_t th = 1;
+        if (a.config[ti] && parse_size("threads", a.config[ti], 1, 256, &th))
+            return EXIT_USAGE;
+        buildinfo_set_threads(th);
+        return 0;
+    }
+    if ((rc = build_config(&a, &j->c, &j->ops, NULL)))
+        return rc;
+    j->samples = 256;
     if (extra(&a, OPT_EVAL_LENGTHS)) {
-        if (parse_lengths("eval-lengths", extra(&a, OPT_EVAL_LENGTHS), c.max_len, lens, &nl))
+        if (parse_lengths("eval-lengths", extra(&a, OPT_EVAL_LENGTHS), j->c.max_len, j->lens,
+                          &j->nl))
             return EXIT_USAGE;
     } else {
-        nl = default_eval_lengths(&c, lens);
+        j->nl = default_eval_lengths(&j->c, j->lens);
     }
     if (extra(&a, OPT_SAMPLES) &&
-        parse_size("samples", extra(&a, OPT_SAMPLES), 1, 1000000, &samples))
+        parse_size("samples", extra(&a, OPT_SAMPLES), 1, 1000000, &j->samples))
         return EXIT_USAGE;
-    static size_t cost_lens[MAX_LENGTHS];
-    size_t ncost = 0;
     if (extra(&a, OPT_COST_LENGTHS) &&
-        parse_lengths("cost-lengths", extra(&a, OPT_COST_LENGTHS), c.max_len, cost_lens,
-                      &ncost))
+        parse_lengths("cost-lengths", extra(&a, OPT_COST_LENGTHS), j->c.max_len, j->cost_lens,
+                      &j->ncost))
         return EXIT_USAGE;
-    char dir[AFILE_PATH_MAX / 2], err[ERR_MAX], path[AFILE_PATH_MAX];
-    static int trace_src[4096];
-    size_t trace_len = 0;
+    char err[ERR_MAX];
     if (extra(&a, OPT_TRACE) &&
-        task_parse_tokens(extra(&a, OPT_TRACE), trace_src, c.max_len, c.symbols, &trace_len,
-                          err, sizeof err) != 0)
+        task_parse_tokens(extra(&a, OPT_TRACE), j->trace_src, j->c.max_len, j->c.symbols,
+                          &j->trace_len, err, sizeof err) != 0)
         return usage_error("--trace: %s", err);
     if (extra(&a, OPT_OUT))
-        snprintf(dir, sizeof dir, "%s", extra(&a, OPT_OUT));
+        snprintf(j->dir, sizeof j->dir, "%s", extra(&a, OPT_OUT));
     else
-        snprintf(dir, sizeof dir, "results/%s-%s-s%lu", c.model, c.task, c.seed);
-    apply_threads(&c);
-    if (afile_mkdirs(dir, err, sizeof err) != 0)
-        return run_error("--out: %s", err);
-    if (write_file(dir, "config.tsv", write_config, &c) != 0)
-        return EXIT_RUNTIME;
+        snprintf(j->dir, sizeof j->dir, "results/%s-%s-s%lu", j->c.model, j->c.task,
+                 j->c.seed);
+    apply_threads(&j->c);
+    return 0;
+}
 
-    rng_streams r;
+/* The arguments of a train command, one per line (args.txt), so --resume can parse the
+ * very same command again. */
+typedef struct args_text {
+    int argc;
+    char **argv;
+} args_text;
+
+static int write_args(FILE *f, const void *ctx)
+{
+    const args_text *t = ctx;
+    for (int i = 1; i < t->argc; i++)
+        fprintf(f, "%s\n", t->argv[i]);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Reads DIR/args.txt back into an argument vector (argv[0] = "train"); the strings live in
+ * *text (free it). Returns the count, or -1. */
+static int read_args(const char *dir, char ***argv_out, char **text)
+{
+    char path[AFILE_PATH_MAX];
+    afile_join(path, sizeof path, dir, "args.txt");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t cap = 0;
+    *text = NULL;
+    ssize_t got = getdelim(text, &cap, '\0', f);
+    fclose(f);
+    if (got < 0)
+        return -1;
+    int n = 1;
+    for (ssize_t i = 0; i < got; i++)
+        n += (*text)[i] == '\n';
+    char **v = calloc((size_t)n + 2, sizeof *v);
+    if (!v)
+        return -1;
+    int k = 0;
+    static char train_word[] = "train";
+    v[k++] = train_word;
+    for (char *p = *text, *nl; *p && k <= n; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        *nl = '\0';
+        v[k++] = p;
+    }
+    v[k] = NULL;
+    *argv_out = v;
+    return k;
+}
+
+/* Copies the lines of the log at path whose step is at most `step` into log and returns
+ * the seconds column of the last one (0 when none). */
+static double restore_log(const char *path, size_t step, FILE *log)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    double seconds = 0;
+    int first = 1;
+    while (f && getline(&line, &cap, f) > 0) {
+        if (first) { /* the header: already written */
+            first = 0;
+            continue;
+        }
+        unsigned long long s;
+        double sec;
+        if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
+            break;
+        fputs(line, log);
+        seconds = sec;
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    return seconds;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    static train_job j;
+    memset(&j, 0, sizeof j);
+    const char *resume = NULL;
+    int rc = parse_train(argc, argv, &j, &resume);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    char err[ERR_MAX], path[AFILE_PATH_MAX];
+    char **rargv = NULL, *rtext = NULL;
+    ckpt_train_state st = {0};
     model *m = NULL;
-    if (rng_open(&r, c.seed) != 0 || !(m = ops->alloc(&c))) {
-        if (m)
-            ops->free(m);
-        rng_close(&r);
-        return run_error("out of memory building %s", c.model);
-    }
-    ops->init(m, r.s[RNG_INIT]);
-    const int quiet = extra(&a, OPT_QUIET) != NULL;
-    if (!quiet)
-        fprintf(stderr, "%s: %zu parameters, task %s, lengths %zu..%zu, %zu steps of %zu\n",
-                c.model, m->params.size, c.task, c.train_min, c.train_max, c.steps, c.batch);
-
-    afile log;
-    train_summary ts;
-    afile_join(path, sizeof path, dir, "train_log.tsv");
-    if (afile_open(&log, path, err, sizeof err) != 0) {
-        rc = run_error("%s", err);
-        goto done;
-    }
-    train_progress progress = quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
-    if (train_run(m, task_lookup(c.task), &c, &r, log.f, progress, &ts, err, sizeof err)) {
-        /* keep the log up to the failing step: it shows how the run went wrong */
-        char err2[ERR_MAX];
-        afile_commit(&log, err2, sizeof err2);
-        rc = run_error("%s", err);
-        goto done;
-    }
-    if (afile_commit(&log, err, sizeof err) != 0) {
-        rc = run_error("%s", err);
-        goto done;
-    }
-    afile_join(path, sizeof path, dir, "model.ckpt");
-    if (ckpt_save(path, m, NULL, err, sizeof err) != 0) {
-        rc = run_error("%s", err);
-        goto done;
-    }
-    run_facts rf = {m, &ts};
-    if (write_file(dir, "build.tsv", write_build, &rf) != 0) {
-        rc = EXIT_RUNTIME;
-        goto done;
-    }
-    if (trace_len) {
-        char tdir[AFILE_PATH_MAX];
-        afile_join(tdir, sizeof tdir, dir, "trace");
-        if ((rc = write_trace(m, trace_src, trace_len, tdir, 0)) != 0)
-            goto done;
-    }
-    if (ncost) {
-        cost_out co = {m, cost_lens, ncost, r.s[RNG_EVAL], 0};
-        if (write_file(dir, "cost.tsv", write_cost, &co) != 0) {
-            rc = EXIT_RUNTIME;
-            goto done;
+    if (resume) {
+        /* rebuild the command from the directory, then continue from its checkpoint */
+        const int quiet = j.quiet;
+        int rargc = read_args(resume, &rargv, &rtext);
+        if (rargc < 0)
+            return run_error("--resume: %s holds no args.txt: not a run directory written by "
+                             "attnlab train", resume);
+        const char *again = NULL;
+        rc = parse_train(rargc, rargv, &j, &again);
+        if (rc || again) {
+            free(rargv);
+            free(rtext);
+            return rc ? rc : run_error("--resume: %s/args.txt is not a train command", resume);
+        }
+        j.quiet = quiet;
+        snprintf(j.dir, sizeof j.dir, "%s", resume);
+        if (exists_in(j.dir, "eval.tsv")) {
+            free(rargv);
+            free(rtext);
+            return run_error("--resume: the run in %s has already finished", j.dir);
+        }
+        afile_join(path, sizeof path, j.dir, "checkpoint.ckpt");
+        m = ckpt_load(path, &st, err, sizeof err);
+        if (!m) {
+            free(rargv);
+            free(rtext);
+            return run_error("--resume: %s", err);
+        }
+        if (!st.m || strcmp(m->ops->name, j.c.model) != 0 || st.n != m->params.size) {
+            m->ops->free(m);
+            ckpt_train_state_free(&st);
+            free(rargv);
+            free(rtext);
+            return run_error("--resume: %s holds no training state of this run", path);
         }
     }
-    if (!quiet)
+    config *c = &j.c;
+    const model_ops *ops = j.ops;
+    if (afile_mkdirs(j.dir, err, sizeof err) != 0) {
+        rc = run_error("--out: %s", err);
+        goto out;
+    }
+    args_text at = {argc, argv};
+    if (!resume && (write_file(j.dir, "args.txt", write_args, &at) != 0 ||
+                    write_file(j.dir, "config.tsv", write_config, c) != 0)) {
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+
+    rng_streams r;
+    optim o;
+    size_t first = 1;
+    memset(&o, 0, sizeof o);
+    if (rng_open(&r, c->seed) != 0 || (!m && !(m = ops->alloc(c))) ||
+        optim_alloc(&o, m->params.size, c->beta1, c->beta2, c->eps) != 0) {
+        rc = run_error("out of memory building %s", c->model);
+        goto done;
+    }
+    if (resume) {
+        for (int k = 0; k < CKPT_RNG_STREAMS; k++) {
+            if (st.rng_size[k] != gsl_rng_size(r.s[k])) {
+                rc = run_error("--resume: the random-number state in the checkpoint comes from "
+                               "another platform (size %zu, here %zu)", st.rng_size[k],
+                               gsl_rng_size(r.s[k]));
+                goto done;
+            }
+            memcpy(gsl_rng_state(r.s[k]), st.rng[k], st.rng_size[k]);
+        }
+        memcpy(o.m, st.m, o.n * sizeof *o.m);
+        memcpy(o.v, st.v, o.n * sizeof *o.v);
+        o.t = st.step;
+        first = st.step + 1;
+    } else {
+        ops->init(m, r.s[RNG_INIT]);
+    }
+    if (!j.quiet)
+        fprintf(stderr, "%s: %zu parameters, task %s, lengths %zu..%zu, %zu steps of %zu%s\n",
+                c->model, m->params.size, c->task, c->train_min, c->train_max, c->steps,
+                c->batch, resume ? " (resumed)" : "");
+    if (resume && !j.quiet)
+        fprintf(stderr, "resuming %s after step %zu\n", j.dir, st.step);
+
+    run_log log = {0};
+    train_summary ts;
+    log.f = open_memstream(&log.buf, &log.len);
+    if (!log.f) {
+        rc = run_error("out of memory");
+        goto done;
+    }
+    train_log_header(log.f);
+    ckpt_ctx cc = {m, &r, j.dir, &log};
+    train_hooks hooks = {&stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
+    if (resume) {
+        afile_join(path, sizeof path, j.dir, "train_log.tsv");
+        hooks.seconds_offset = restore_log(path, st.step, log.f);
+    }
+    catch_stop_signals();
+    train_progress progress = j.quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
+    int tr = train_run(m, task_lookup(c->task), c, &r, &o, first, log.f, progress, &hooks, &ts,
+                       err, sizeof err);
+    if (tr == TRAIN_STOPPED) {
+        /* save where we are, so --resume continues exactly from here */
+        if (ts.steps >= first && save_resumable(&cc, ts.steps, &o) != 0) {
+            rc = EXIT_RUNTIME;
+        } else {
+            fprintf(stderr, "%s: stopped by signal %d after step %zu; resume with: attnlab "
+                    "train --resume %s\n", current_cmd, (int)stop_signal, ts.steps, j.dir);
+            rc = stopped_status();
+        }
+        goto close_log;
+    }
+    if (tr == TRAIN_FAILED) {
+        /* keep the log up to the last good step beside the last good checkpoint */
+        write_file(j.dir, "train_log.tsv", write_log, &log);
+        afile_join(path, sizeof path, j.dir, "checkpoint.ckpt");
+        if (access(path, F_OK) == 0)
+            rc = run_error("%s; the log and the last good checkpoint (%s) are kept", err,
+                           path);
+        else
+            rc = run_error("%s; the log is kept in %s", err, j.dir);
+        goto close_log;
+    }
+    if (write_file(j.dir, "train_log.tsv", write_log, &log) != 0) {
+        rc = EXIT_RUNTIME;
+        goto close_log;
+    }
+    afile_join(path, sizeof path, j.dir, "model.ckpt");
+    if (ckpt_save(path, m, NULL, err, sizeof err) != 0) {
+        rc = run_error("%s", err);
+        goto close_log;
+    }
+    run_facts rf = {m, &ts};
+    if (write_file(j.dir, "build.tsv", write_build, &rf) != 0) {
+        rc = EXIT_RUNTIME;
+        goto close_log;
+    }
+    if (j.trace_len) {
+        char tdir[AFILE_PATH_MAX];
+        afile_join(tdir, sizeof tdir, j.dir, "trace");
+        if ((rc = write_trace(m, j.trace_src, j.trace_len, tdir, 0)) != 0)
+            goto close_log;
+    }
+    if (j.ncost) {
+        cost_out co = {m, j.cost_lens, j.ncost, r.s[RNG_EVAL], 0};
+        if (write_file(j.dir, "cost.tsv", write_cost, &co) != 0) {
+            rc = EXIT_RUNTIME;
+            goto close_log;
+        }
+    }
+    if (!j.quiet)
         fprintf(stderr, "trained in %.1f s; evaluating %zu lengths x %zu sequences\n",
-                ts.seconds, nl, samples);
+                ts.seconds, j.nl, j.samples);
     /* eval.tsv is written last: its presence marks a finished run (compare resumes on it) */
-    rc = evaluate(m, lens, nl, samples, c.seed, dir);
-    if (rc == 0 && !quiet)
+    rc = evaluate(m, j.lens, j.nl, j.samples, c->seed, j.dir);
+    if (rc == 0 && !j.quiet)
         fprintf(stderr, "wrote %s/{config,build,train_log,eval,eval_positions}.tsv and "
-                "%s/model.ckpt\n", dir, dir);
+                "%s/model.ckpt\n", j.dir, j.dir);
+close_log:
+    fclose(log.f);
+    free(log.buf);
 done:
-    ops->free(m);
+    optim_free(&o);
     rng_close(&r);
+out:
+    if (m)
+        m->ops->free(m);
+    ckpt_train_state_free(&st);
+    free(rargv);
+    free(rtext);
     return rc;
 }
 

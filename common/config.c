@@ -46,6 +46,8 @@ const config_field config_fields[] = {
     {"seed", CFG_ULONG, F(seed), 0, 4294967295.0, NULL, "random seed"},
     {"threads", CFG_SIZE, F(threads), 1, 256, NULL, "BLAS threads"},
     {"log_every", CFG_SIZE, F(log_every), 1, BIG, NULL, "steps between log lines"},
+    {"checkpoint_every", CFG_SIZE, F(checkpoint_every), 0, BIG, NULL,
+     "steps between resumable checkpoints (0: none before the end)"},
 };
 const size_t config_n_fields = sizeof config_fields / sizeof config_fields[0];
 
@@ -82,6 +84,7 @@ void config_defaults(config *c)
     c->seed = 1;
     c->threads = 1;
     c->log_every = 100;
+    c->checkpoint_every = 500;
 }
 
 const config_field *config_find(const char *name)
@@ -138,7 +141,11 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
     char range[128];
     describe_range(f, range, sizeof range);
     char *base = (char *)c + f->offset;
-    const char *flag = f->name;
+    char flag[CONFIG_STR_MAX]; /* the flag spelling of the key: '-' for '_' */
+    snprintf(flag, sizeof flag, "%s", f->name);
+    for (char *p = flag; *p; p++)
+        if (*p == '_')
+            *p = '-';
     if (f->type == CFG_STRING) {
         int printable = 1; /* names only: no tabs, newlines or control characters */
         for (const char *p = text; *p; p++)

@@ -52,6 +52,7 @@ typedef struct config {
     unsigned long seed;
     size_t threads;           /* BLAS threads */
     size_t log_every;         /* steps between log lines */
+    size_t checkpoint_every;  /* steps between resumable checkpoints; 0: only at the end */
 } config;
 
 typedef enum { CFG_SIZE, CFG_DOUBLE, CFG_STRING, CFG_BOOL, CFG_ULONG } config_type;

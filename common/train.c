@@ -51,37 +51,59 @@ static void draw_bar(size_t step, size_t steps, double loss, double acc, double 
     fflush(stderr);
 }
 
-int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *log,
-              train_progress progress, train_summary *out, char *err, size_t n)
+void train_log_header(FILE *log)
 {
+    fprintf(log, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\n");
+}
+
+/* The name of the first tensor whose gradient holds a value that is not finite (the
+ * arena's order follows the model's own listing), or NULL. */
+static const char *first_bad_tensor(const arena *p)
+{
+    for (size_t k = 0; k < p->n_tensors; k++) {
+        const double *g = p->grad + p->offset[k];
+        for (size_t i = 0; i < arena_numel(p, k); i++)
+            if (!isfinite(g[i]))
+                return p->spec[k].name;
+    }
+    return NULL;
+}
+
+int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o,
+              size_t first, FILE *log, train_progress progress, const train_hooks *hooks,
+              train_summary *out, char *err, size_t n)
+{
+    static const train_hooks none = {0};
     const model_ops *ops = m->ops;
     arena *p = &m->params;
     const size_t B = c->batch, Lmax = c->train_max, Tmax = t->target_len(Lmax);
     batch b;
-    optim o;
     int *pred = NULL;
+    if (!hooks)
+        hooks = &none;
     memset(out, 0, sizeof *out);
+    out->steps = first - 1;
     if (batch_alloc(&b, B, Lmax, Tmax) != 0) {
         snprintf(err, n, "out of memory for a batch of %zu sequences of length %zu", B, Lmax);
-        return -1;
+        return TRAIN_FAILED;
     }
-    if (optim_alloc(&o, p->size, c->beta1, c->beta2, c->eps) != 0 ||
-        !(pred = malloc(B * Tmax * sizeof *pred)) || ops->reserve(m, B, Lmax, Tmax) != 0) {
+    if (!(pred = malloc(B * Tmax * sizeof *pred)) || ops->reserve(m, B, Lmax, Tmax) != 0) {
         snprintf(err, n, "out of memory for training %s at batch %zu, length %zu", ops->name,
                  B, Lmax);
         batch_free(&b);
-        optim_free(&o);
         free(pred);
-        return -1;
+        return TRAIN_FAILED;
     }
-    if (log)
-        fprintf(log, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\n");
 
     const double t0 = train_now();
     double last_t = t0, sum_loss = 0, sum_norm = 0;
     size_t sum_tok = 0, sum_ntok = 0, sum_seq = 0, sum_nseq = 0, interval = 0;
-    int rc = 0;
-    for (size_t step = 1; step <= c->steps; step++) {
+    int rc = TRAIN_DONE;
+    for (size_t step = first; step <= c->steps; step++) {
+        if (hooks->stop && *hooks->stop) {
+            rc = TRAIN_STOPPED;
+            break;
+        }
         const size_t L = rng_range(r->s[RNG_TRAIN], c->train_min, c->train_max);
         task_fill(t, &b, B, L, c->symbols, r->s[RNG_TRAIN]);
         arena_zero_grad(p);
@@ -89,15 +111,19 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *lo
         ops->backward(m, &b);
         double norm = optim_clip(p->grad, p->size, c->clip);
         if (!isfinite(loss) || !isfinite(norm)) {
-            snprintf(err, n, "%s: the %s became %s at step %zu; lower --lr (now %g) or "
-                     "keep --clip on (now %g)", ops->name, isfinite(loss) ? "gradient norm" :
-                     "loss", isnan(isfinite(loss) ? norm : loss) ? "NaN" : "infinite", step,
-                     c->lr, c->clip);
-            rc = -1;
+            /* stop before the update: the weights stay those of the last good step */
+            const char *where = first_bad_tensor(p);
+            snprintf(err, n, "%s diverged at step %zu: the %s is %s%s%s%s; lower --lr (now %g) "
+                     "or keep --clip on (now %g)", ops->name, step,
+                     isfinite(loss) ? "gradient norm" : "loss",
+                     isnan(isfinite(loss) ? norm : loss) ? "NaN" : "infinite",
+                     where ? ", first in the gradient of tensor '" : "", where ? where : "",
+                     where ? "'" : "", c->lr, c->clip);
+            rc = TRAIN_FAILED;
             break;
         }
         const double lr = optim_lr(c->lr, c->warmup, step);
-        optim_adam_step(&o, p->data, p->grad, lr);
+        optim_adam_step(o, p->data, p->grad, lr);
 
         sum_loss += loss;
         sum_norm += norm;
@@ -105,6 +131,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *lo
         sum_ntok += B * b.Tt;
         sum_nseq += B;
         interval++;
+        out->steps = step;
         if (step % c->log_every == 0 || step == c->steps) {
             const double now = train_now(), dt = now - last_t;
             const double mloss = sum_loss / (double)interval;
@@ -112,7 +139,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *lo
             const double rate = dt > 0 ? (double)sum_nseq / dt : 0;
             if (log) {
                 fprintf(log, "%zu\t%.3f\t%.6g\t%.6f\t%.6f\t%.6f\t%.6g\t%.1f\n", step,
-                        now - t0, lr, mloss, acc, (double)sum_seq / (double)sum_nseq,
+                        hooks->seconds_offset + now - t0, lr, mloss, acc, (double)sum_seq / (double)sum_nseq,
                         sum_norm / (double)interval, rate);
                 fflush(log);
             }
@@ -127,13 +154,18 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *lo
             sum_loss = sum_norm = 0;
             sum_tok = sum_ntok = sum_seq = sum_nseq = interval = 0;
         }
-        out->steps = step;
+        if (hooks->checkpoint && hooks->every && step % hooks->every == 0 && step < c->steps &&
+            hooks->checkpoint(hooks->ctx, step, o) != 0) {
+            snprintf(err, n, "%s: stopped at step %zu because the checkpoint could not be "
+                     "written", ops->name, step);
+            rc = TRAIN_FAILED;
+            break;
+        }
     }
     if (progress == TRAIN_BAR)
         fputc('\n', stderr);
     out->seconds = train_now() - t0;
     batch_free(&b);
-    optim_free(&o);
     free(pred);
     return rc;
 }

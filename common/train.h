@@ -13,6 +13,7 @@
 #ifndef ATTNLAB_TRAIN_H
 #define ATTNLAB_TRAIN_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "model.h"
@@ -22,19 +23,42 @@
 
 typedef enum { TRAIN_QUIET = 0, TRAIN_BAR = 1, TRAIN_LINES = 2 } train_progress;
 
+/* What train_run returns. */
+enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
+
 typedef struct train_summary {
-    size_t steps;      /* steps done */
-    double seconds;    /* wall time of the training loop */
+    size_t steps;      /* the last step completed (counted from 1 across resumes) */
+    double seconds;    /* wall time of this call's training loop */
     double loss;       /* mean loss of the last log interval */
     double token_acc;  /* teacher-forced token accuracy of the last log interval */
 } train_summary;
 
-/* Trains m for c->steps steps on task t, drawing data from r->s[RNG_TRAIN]. Writes the
- * TSV log to log (header included) when log is not NULL. The model must be initialised.
- * Returns 0; or -1 with one line in err when memory runs out or the loss or gradient
- * stops being finite (the line names the step and the hint). */
-int train_run(model *m, const task *t, const config *c, rng_streams *r, FILE *log,
-              train_progress progress, train_summary *out, char *err, size_t n);
+/* Ways for the caller to take part in a run; every field may be 0/NULL. */
+typedef struct train_hooks {
+    volatile sig_atomic_t *stop; /* set (by a signal handler): stop after the current step */
+    size_t every;                /* call checkpoint after every this many steps; 0: never */
+    /* Saves the state after step `step` (weights in m, moments in o, streams in r).
+     * Returns 0, or -1 with its own message printed: the run then stops as failed. */
+    int (*checkpoint)(void *ctx, size_t step, const optim *o);
+    void *ctx;
+    double seconds_offset;       /* added to the log's seconds (the time of earlier sessions) */
+} train_hooks;
+
+/* Trains m on task t from step `first` (1 for a new run, k+1 to resume after step k)
+ * to c->steps, drawing data from r->s[RNG_TRAIN] and updating the Adam moments in o (the
+ * caller allocates o, zeroed for a new run or restored for a resumed one). Writes one TSV
+ * log line every c->log_every steps to log when it is not NULL (the caller writes the
+ * header). Returns TRAIN_DONE; TRAIN_STOPPED when hooks->stop was set (out->steps says
+ * after which step); or TRAIN_FAILED with one line in err when memory runs out, a
+ * checkpoint hook fails, or the loss or a gradient stops being finite (the line names
+ * the model, the first tensor whose gradient is not finite, the step and the hint; the
+ * weights are left as they were after the last good step). */
+int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o,
+              size_t first, FILE *log, train_progress progress, const train_hooks *hooks,
+              train_summary *out, char *err, size_t n);
+
+/* The header line of the training log. */
+void train_log_header(FILE *log);
 
 /* Seconds on a monotonic clock. */
 double train_now(void);

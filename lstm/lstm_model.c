@@ -9,7 +9,7 @@
  * State layout. All activations are time-major (step, batch, ·) so that one step of the
  * batch is a block of B contiguous rows. Encoder and decoder share one array per kind:
  *     X, dX     ((Ts+Tt)·B, E)     embedded source tokens, then embedded decoder inputs
- *     Act, dPre ((Ts+Tt)·B, 4H)    gates of the Ts encoder steps, then of the Tt decoder steps
+ *     Act, dPre ((Ts+Tt)·B, 4H)    gates of the Ts encoder steps, then the Tt decoder ones
  *     Hs, Cs, dHs, dCs ((Ts+1+Tt)·B, H)
  *               blocks 0..Ts     encoder states h_0 = 0, h_1 .. h_Ts
  *               blocks Ts..Ts+Tt decoder states: its h_0 IS block Ts
@@ -64,11 +64,6 @@ static void param_table(arena_spec s[P_COUNT], const config *c)
     }
 }
 
-/* The configuration fields this model reads; check() holds them to the ranges of the
- * configuration table, so no range is written twice. */
-static const char *const lstm_fields[] = {"symbols", "embed", "hidden", "forget_bias",
-                                          "emb_init"};
-
 static void lstm_defaults(config *c)
 {
     /* canonical sizes (DESIGN: ~170k parameters, comparable with the other two models) */
@@ -82,20 +77,26 @@ static void lstm_defaults(config *c)
     c->batch = 32;
 }
 
+/* Holds every setting this model reads to the range of its line in the configuration
+ * table (config.c), so no range is written twice. */
 static int lstm_check(const config *c, char *err, size_t n)
 {
-    for (size_t k = 0; k < sizeof lstm_fields / sizeof lstm_fields[0]; k++) {
-        const config_field *f = config_find(lstm_fields[k]);
+    const struct {
+        const char *name;
+        double value;
+    } reads[] = {{"symbols", (double)c->symbols},   {"embed", (double)c->embed},
+                 {"hidden", (double)c->hidden},     {"forget_bias", c->forget_bias},
+                 {"emb_init", c->emb_init}};
+    for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
+        const config_field *f = config_find(reads[k].name);
         if (!f) {
-            snprintf(err, n, "lstm: configuration has no field '%s'", lstm_fields[k]);
+            snprintf(err, n, "lstm: configuration has no field '%s'", reads[k].name);
             return -1;
         }
-        const char *p = (const char *)c + f->offset;
-        double v = f->type == CFG_DOUBLE ? *(const double *)p : (double)*(const size_t *)p;
-        if (!(v >= f->min && v <= f->max)) { /* also rejects NaN */
+        if (!(reads[k].value >= f->min && reads[k].value <= f->max)) { /* NaN fails too */
             char flag[CONFIG_STR_MAX], val[64];
             size_t i = 0;
-            for (; f->name[i] && i + 1 < sizeof flag; i++)
+            for (; f->name[i] && i + 1 < sizeof flag; i++) /* the flag spells '_' as '-' */
                 flag[i] = f->name[i] == '_' ? '-' : f->name[i];
             flag[i] = '\0';
             config_format(c, f, val, sizeof val);
@@ -273,6 +274,26 @@ static int mul_size(size_t *out, size_t a, size_t b)
     return 0;
 }
 
+/* Lays arrays out one after another in one calloc'ed block of doubles: *at[k] gets n[k]
+ * of them. Returns the block, or NULL when the total overflows or memory runs out. */
+static double *carve(double **const at[], const size_t n[], size_t count)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < count; k++) {
+        if (n[k] > SIZE_MAX / sizeof(double) - total)
+            return NULL;
+        total += n[k];
+    }
+    double *block = calloc(total, sizeof(double)), *p = block;
+    if (!block)
+        return NULL;
+    for (size_t k = 0; k < count; k++) {
+        *at[k] = p;
+        p += n[k];
+    }
+    return block;
+}
+
 static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 {
     lstm_model *m = (lstm_model *)mm;
@@ -286,50 +307,39 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     Ts = Ts > s->cap_Ts ? Ts : s->cap_Ts;
     Tt = Tt > s->cap_Tt ? Tt : s->cap_Tt;
 
+    /* rows: all steps (Ts+Tt)·B, all states (Ts+1+Tt)·B, decoder outputs Tt·B */
     const size_t E = mm->cfg.embed, H = mm->cfg.hidden, V = config_vocab(&mm->cfg);
-    size_t steps, states, outs, Tmax = Ts > Tt ? Ts : Tt;
-    size_t nX, nA, nH, nL, nT;
-    if (Ts > SIZE_MAX - Tt - 1 || mul_size(&steps, Ts + Tt, B) || mul_size(&states, Ts + Tt + 1, B) ||
-        mul_size(&outs, Tt, B) || mul_size(&nX, steps, E) || mul_size(&nA, steps, 4 * H) ||
-        mul_size(&nH, states, H) || mul_size(&nL, outs, V) || mul_size(&nT, Tmax, H))
-        return -1;
-    /* 2 nX + 2 nA + 4 nH + 2 nL + nT doubles, summed with overflow checks */
-    const size_t parts[] = {nX, nX, nA, nA, nH, nH, nH, nH, nL, nL, nT};
-    size_t total = 0;
-    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
-        if (parts[k] > SIZE_MAX / sizeof(double) - total)
-            return -1;
-        total += parts[k];
-    }
-    if (steps > SIZE_MAX / sizeof(int) - 2 * outs)
+    const size_t Tmax = Ts > Tt ? Ts : Tt;
+    size_t steps, states, outs, nX, nA, nH, nL, nT;
+    if (Ts > SIZE_MAX - 1 - Tt || mul_size(&steps, Ts + Tt, B) ||
+        mul_size(&states, Ts + Tt + 1, B) || mul_size(&outs, Tt, B) ||
+        mul_size(&nX, steps, E) || mul_size(&nA, steps, 4 * H) || mul_size(&nH, states, H) ||
+        mul_size(&nL, outs, V) || mul_size(&nT, Tmax, H))
         return -1;
 
-    double *mem = calloc(total, sizeof(double));
-    int *imem = calloc(steps + 2 * outs, sizeof(int));
-    if (!mem || !imem) { /* the old reservation stays usable */
-        free(mem);
-        free(imem);
+    /* The one table of the state arrays and their sizes; filled into a new state that
+     * replaces the old one only once both blocks exist, so a failure leaves the old
+     * reservation usable. */
+    lstm_state n = {0};
+    double **const arrays[] = {&n.X,  &n.dX,  &n.Act,    &n.dPre,    &n.Hs,   &n.Cs,
+                               &n.dHs, &n.dCs, &n.logits, &n.dlogits, &n.trace};
+    const size_t sizes[] = {nX, nX, nA, nA, nH, nH, nH, nH, nL, nL, nT};
+    n.mem = carve(arrays, sizes, sizeof sizes / sizeof sizes[0]);
+    /* tokens: ids (Ts+Tt)·B, then tgt and pred Tt·B each; outs <= steps, so 3·steps
+     * bounds the total */
+    if (steps <= SIZE_MAX / sizeof(int) / 3)
+        n.imem = calloc(steps + 2 * outs, sizeof(int));
+    if (!n.mem || !n.imem) {
+        free(n.mem);
+        free(n.imem);
         return -1;
     }
+    n.ids = n.imem;
+    n.tgt = n.ids + steps;
+    n.pred = n.tgt + outs;
     free(s->mem);
     free(s->imem);
-    s->mem = mem;
-    s->imem = imem;
-    double *p = mem;
-    s->X = p, p += nX;
-    s->dX = p, p += nX;
-    s->Act = p, p += nA;
-    s->dPre = p, p += nA;
-    s->Hs = p, p += nH;
-    s->Cs = p, p += nH;
-    s->dHs = p, p += nH;
-    s->dCs = p, p += nH;
-    s->logits = p, p += nL;
-    s->dlogits = p, p += nL;
-    s->trace = p;
-    s->ids = imem;
-    s->tgt = imem + steps;
-    s->pred = imem + steps + outs;
+    *s = n;
     s->cap_B = B;
     s->cap_Ts = Ts;
     s->cap_Tt = Tt;
@@ -337,33 +347,44 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     return 0;
 }
 
+/* ---- pieces shared by forward, decode and trace ------------------------------------ */
+
+/* Does the reservation hold a call of these sizes (all at least 1)? */
 static int fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
 {
     return B >= 1 && Ts >= 1 && Tt >= 1 && B <= s->cap_B && Ts <= s->cap_Ts &&
            Tt <= s->cap_Tt;
 }
 
-/* ---- pieces shared by forward, decode and trace ------------------------------------ */
-
-/* dst[t·B + b] = src[b·T + t]: (B, T) tokens, as batches store them, to time-major. */
-static void to_time_major(int *dst, const int *src, size_t B, size_t T)
+/* dst[t·B + b] = src[b·T + t]: (B, T) tokens, as batches store them, to time-major.
+ * Returns -1 at a token outside the vocabulary [0, V+1) (it would index outside an
+ * embedding table), else 0. */
+static int to_time_major(int *dst, const int *src, size_t B, size_t T, const config *c)
 {
+    const size_t V = config_vocab(c);
     for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++)
-            dst[t * B + b] = src[b * T + t];
+        for (size_t t = 0; t < T; t++) {
+            const int tok = src[b * T + t];
+            if (tok < 0 || (size_t)tok >= V)
+                return -1;
+            dst[t * B + b] = tok;
+        }
+    return 0;
 }
 
 /* The encoder: embeds src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
- * state in block Ts of Hs, Cs, where the decoder starts. */
-static void encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts)
+ * state in block Ts of Hs, Cs, where the decoder starts. Returns -1 on a bad token. */
+static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts)
 {
     const size_t H = m->head.cfg.hidden;
-    to_time_major(m->s.ids, src, B, Ts);
+    if (to_time_major(m->s.ids, src, B, Ts, &m->head.cfg) != 0)
+        return -1;
     op_embed(&v->Xe.matrix, m->w.enc_embed, m->s.ids, Ts * B);
     memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
     memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
     lstm_layer_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, &v->Xe.matrix,
                        &m->w.enc, Ts);
+    return 0;
 }
 
 /* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b */
@@ -385,6 +406,8 @@ static int argmax(const double *z, size_t n)
 
 /* ---- forward and backward ----------------------------------------------------------- */
 
+/* Reports through GSL's error handler, and returns NaN, when the batch does not fit the
+ * reservation or holds a token outside the vocabulary. */
 static double lstm_forward(model *mm, const batch *b, int *pred)
 {
     lstm_model *m = (lstm_model *)mm;
@@ -394,13 +417,17 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
         GSL_ERROR_VAL("lstm forward: batch sizes outside the reservation", GSL_EBADLEN, NAN);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
+    s->B = 0; /* until this forward is complete there is nothing to differentiate */
 
-    encode(m, &v, b->src, B, Ts);
-
-    /* decoder, teacher-forced: reads (BOS, y_1 .. y_{Tt−1}), all inputs known up front,
-     * so its input projection is one GEMM too */
+    /* the decoder's tokens to time-major (each checked), then the encoder */
     int *dec_ids = s->ids + Ts * B;
-    to_time_major(dec_ids, b->dec_in, B, Tt);
+    if (to_time_major(dec_ids, b->dec_in, B, Tt, &mm->cfg) != 0 ||
+        to_time_major(s->tgt, b->tgt, B, Tt, &mm->cfg) != 0 ||
+        encode(m, &v, b->src, B, Ts) != 0)
+        GSL_ERROR_VAL("lstm forward: token outside the vocabulary", GSL_EDOM, NAN);
+
+    /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, so
+     * its input projection is one GEMM too */
     op_embed(&v.Xd.matrix, m->w.dec_embed, dec_ids, Tt * B);
     lstm_layer_forward(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Xd.matrix, &m->w.dec,
                        Tt);
@@ -410,7 +437,6 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
 
     /* mean cross-entropy over the B·Tt targets; its gradient (softmax − onehot)/(B·Tt)
      * is formed here, while the exponentials are at hand, and kept for backward */
-    to_time_major(s->tgt, b->tgt, B, Tt);
     double loss = op_cross_entropy(&v.logits.matrix, s->tgt, &v.dlogits.matrix,
                                    pred ? s->pred : NULL);
     if (pred)
@@ -423,6 +449,8 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
     return loss;
 }
 
+/* Reports through GSL's error handler, and does nothing, unless the last call was a
+ * forward of a batch of these sizes. */
 static void lstm_backward(model *mm, const batch *b)
 {
     lstm_model *m = (lstm_model *)mm;
@@ -434,11 +462,11 @@ static void lstm_backward(model *mm, const batch *b)
     make_views(&v, m, B, Ts, Tt);
 
     /* forward: logits = Hout · out.Wᵀ + out.b
-     *   dHout (Tt·B,H) = dlogits (Tt·B,V+1) · out.W (V+1,H)   written: the first and only
-     *                                                         gradient from outside the
-     *                                                         decoder states
+     *   dHout  (Tt·B,H) = dlogits (Tt·B,V+1) · out.W (V+1,H)
      *   dout.W (V+1,H) += dlogitsᵀ (V+1,Tt·B) · Hout (Tt·B,H)
-     *   dout.b (1,V+1) += Σ_rows dlogits */
+     *   dout.b (1,V+1) += Σ_rows dlogits
+     * dHout is written, not accumulated: it is the only gradient that reaches the decoder
+     * states from outside the decoder, and the layer's backward starts from it. */
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, m->w.out_W, 0.0,
                    &v.dHout.matrix);
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, &v.Hout.matrix, 1.0,
@@ -468,24 +496,28 @@ static void lstm_backward(model *mm, const batch *b)
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
 
-static void lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+/* Greedy decoding, shared by decode() and trace(). Reports through GSL's error handler
+ * and returns -1 when the sizes do not fit the reservation or src holds a token outside
+ * the vocabulary; else 0. */
+static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
-    lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
+    const config *cfg = &m->head.cfg;
     if (!fits(s, B, Ts, Tt))
-        GSL_ERROR_VOID("lstm decode: sizes outside the reservation", GSL_EBADLEN);
-    const size_t V = config_vocab(&mm->cfg);
+        GSL_ERROR_VAL("lstm decode: sizes outside the reservation", GSL_EBADLEN, -1);
+    const size_t V = config_vocab(cfg);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
     s->B = 0; /* the arrays now hold a decode: nothing for backward */
 
-    encode(m, &v, src, B, Ts);
+    if (encode(m, &v, src, B, Ts) != 0)
+        GSL_ERROR_VAL("lstm decode: token outside the vocabulary", GSL_EDOM, -1);
 
     /* The decoder cannot project its inputs up front: input t+1 is the argmax of step t.
      * Each step writes the same blocks forward would, so trace() can read them after. */
     int *y = s->ids + Ts * B; /* (Tt·B) block t−1: the input of step t */
     for (size_t i = 0; i < B; i++)
-        y[i] = config_bos(&mm->cfg);
+        y[i] = config_bos(cfg);
     for (size_t t = 1; t <= Tt; t++) {
         gsl_matrix_view x = lstm_block(&v.Xd.matrix, t - 1, B);     /* (B,E) */
         gsl_matrix_view a = lstm_block(&v.Ad.matrix, t - 1, B);     /* (B,4H) */
@@ -507,6 +539,12 @@ static void lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t T
                 y[t * B + i] = tok; /* fed back as the next input */
         }
     }
+    return 0;
+}
+
+static void lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+{
+    greedy((lstm_model *)mm, src, B, Ts, Tt, out);
 }
 
 /* ---- trace ---------------------------------------------------------------------------- */
@@ -517,9 +555,8 @@ static int lstm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t H = mm->cfg.hidden;
-    if (!fits(s, 1, Ts, Tt))
-        GSL_ERROR_VAL("lstm trace: sizes outside the reservation", GSL_EBADLEN, -1);
-    lstm_decode(mm, src, 1, Ts, Tt, out);
+    if (greedy(m, src, 1, Ts, Tt, out) != 0)
+        return -1;
 
     /* With B = 1 a block is one row: Act rows 0..Ts−1 are the encoder's steps and rows
      * Ts..Ts+Tt−1 the decoder's; Cs rows 1..Ts and Ts+1..Ts+Tt their cell states. */

@@ -68,6 +68,31 @@ static void assert_doubled(const char *what, const double *got, const double *on
                       once[i]);
 }
 
+/* ---- squashing functions ---------------------------------------------------------------- */
+
+/* lstm_sigmoid and lstm_tanh against libm: within 4e-16 absolutely over a fine grid that
+ * includes tiny arguments, exact at the saturated ends, and never NaN for huge ones. */
+START_TEST(test_squashing_matches_libm)
+{
+    double worst_s = 0.0, worst_t = 0.0;
+    for (double a = -40.0; a <= 40.0; a += 0.0009765625 * 3.3) {
+        const double s = a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a));
+        worst_s = fmax(worst_s, fabs(lstm_sigmoid(a) - s));
+        worst_t = fmax(worst_t, fabs(lstm_tanh(a) - tanh(a)));
+    }
+    for (double a = 1e-12; a < 1e-2; a *= 1.7) { /* near 0, where tanh(a) ≈ a */
+        worst_t = fmax(worst_t, fabs(lstm_tanh(a) - tanh(a)));
+        worst_t = fmax(worst_t, fabs(lstm_tanh(-a) - tanh(-a)));
+    }
+    ck_assert_msg(worst_s <= 4e-16, "sigmoid: %g from libm", worst_s);
+    ck_assert_msg(worst_t <= 4e-16, "tanh: %g from libm", worst_t);
+    ck_assert(lstm_sigmoid(1000.0) == 1.0 && lstm_sigmoid(-1000.0) == 0.0);
+    ck_assert(lstm_tanh(1000.0) == 1.0 && lstm_tanh(-1000.0) == -1.0);
+    ck_assert(lstm_sigmoid(0.0) == 0.5 && lstm_tanh(0.0) == 0.0);
+    ck_assert(isnan(lstm_sigmoid(NAN)) && isnan(lstm_tanh(NAN)));
+}
+END_TEST
+
 /* ---- cell ------------------------------------------------------------------------------ */
 
 typedef struct cell_case {
@@ -103,6 +128,15 @@ static double cell_loss(void *ctx)
 
 static double sigmoid_ref(double a) { return 1.0 / (1.0 + exp(-a)); }
 
+/* got within 1e-13 of want relatively, or 1e-15 absolutely: the cell's squashing
+ * functions are exact to ~2e-16 in absolute terms, not relative ones near 0. */
+#define assert_close(got, want)                                                           \
+    do {                                                                                  \
+        double g_ = (got), w_ = (want);                                                   \
+        ck_assert_msg(fabs(g_ - w_) <= 1e-13 * fabs(w_) + 1e-15, "%s = %.17g, want %.17g", \
+                      #got, g_, w_);                                                      \
+    } while (0)
+
 /* The cell against the equations of lstm.h written out as scalar loops. */
 START_TEST(test_cell_matches_equations)
 {
@@ -122,12 +156,12 @@ START_TEST(test_cell_matches_equations)
             double i = sigmoid_ref(a[0]), f = sigmoid_ref(a[1]), g = tanh(a[2]);
             double o = sigmoid_ref(a[3]);
             double c = f * gsl_matrix_get(k.c_prev, b, j) + i * g;
-            tu_assert_rel(gsl_matrix_get(k.act, b, j), i, 1e-13);
-            tu_assert_rel(gsl_matrix_get(k.act, b, NH + j), f, 1e-13);
-            tu_assert_rel(gsl_matrix_get(k.act, b, 2 * NH + j), g, 1e-13);
-            tu_assert_rel(gsl_matrix_get(k.act, b, 3 * NH + j), o, 1e-13);
-            tu_assert_rel(gsl_matrix_get(k.c, b, j), c, 1e-13);
-            tu_assert_rel(gsl_matrix_get(k.h, b, j), o * tanh(c), 1e-13);
+            assert_close(gsl_matrix_get(k.act, b, j), i);
+            assert_close(gsl_matrix_get(k.act, b, NH + j), f);
+            assert_close(gsl_matrix_get(k.act, b, 2 * NH + j), g);
+            assert_close(gsl_matrix_get(k.act, b, 3 * NH + j), o);
+            assert_close(gsl_matrix_get(k.c, b, j), c);
+            assert_close(gsl_matrix_get(k.h, b, j), o * tanh(c));
         }
     pool_free(&p);
     gsl_rng_free(r);
@@ -711,6 +745,26 @@ START_TEST(test_errors)
     ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT + 1, out, record_trace, NULL), -1);
     ck_assert_int_eq(gsl_errors, 6);
 
+    /* a token outside [0, V+1) would index outside an embedding table */
+    int *where[] = {&b.src[NB * NT - 1], &b.dec_in[1], &b.tgt[0]};
+    for (size_t k = 0; k < 3; k++) {
+        const int saved = *where[k];
+        *where[k] = NV + 1;
+        ck_assert(isnan(lstm_ops.forward(m, &b, NULL)));
+        ck_assert_int_eq(gsl_errors, 7 + 2 * (int)k);
+        *where[k] = -1;
+        ck_assert(isnan(lstm_ops.forward(m, &b, NULL)));
+        ck_assert_int_eq(gsl_errors, 8 + 2 * (int)k);
+        *where[k] = saved;
+    }
+    lstm_ops.backward(m, &b); /* the failed forwards left nothing to differentiate */
+    ck_assert_int_eq(gsl_errors, 13);
+    b.src[0] = NV + 1;
+    lstm_ops.decode(m, b.src, NB, NT, NT, out);
+    ck_assert_int_eq(gsl_errors, 14);
+    ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT, out, record_trace, NULL), -1);
+    ck_assert_int_eq(gsl_errors, 15);
+
     gsl_set_error_handler(old);
     batch_free(&b);
     batch_free(&longer);
@@ -723,6 +777,7 @@ Suite *make_lstm_suite(void)
 {
     Suite *s = suite_create("lstm");
     TCase *cell = tcase_create("cell");
+    tcase_add_test(cell, test_squashing_matches_libm);
     tcase_add_test(cell, test_cell_matches_equations);
     tcase_add_loop_test(cell, test_cell_gradcheck, 0, 2); /* without, with dc */
     suite_add_tcase(s, cell);

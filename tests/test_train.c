@@ -32,9 +32,13 @@ static double train_then_eval(const char *name, void (*setup)(config *), size_t 
     ck_assert_ptr_nonnull(m);
     ops->init(m, r.s[RNG_INIT]);
     train_summary ts;
+    optim o;
+    ck_assert_int_eq(optim_alloc(&o, m->params.size, c.beta1, c.beta2, c.eps), 0);
     const task *t = task_lookup(c.task);
-    ck_assert_msg(train_run(m, t, &c, &r, NULL, TRAIN_QUIET, &ts, err, sizeof err) == 0, "%s",
-                  err);
+    ck_assert_msg(train_run(m, t, &c, &r, &o, 1, NULL, TRAIN_QUIET, NULL, &ts, err,
+                            sizeof err) == TRAIN_DONE,
+                  "%s", err);
+    optim_free(&o);
     eval_result e;
     ck_assert_msg(eval_run(m, t, &L, 1, 256, c.seed, &e, err, sizeof err) == 0, "%s", err);
     double acc = e.token_acc;
