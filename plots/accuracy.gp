@@ -1,0 +1,129 @@
+# accuracy.gp — accuracy against sequence length: the central figure of attnlab.
+#
+# What it shows. Two panels, one line per model. Left: token accuracy (the fraction of
+# output tokens that are right) against the sequence length L. Right: whole-sequence
+# accuracy (the fraction of sequences with every token right). The line is the mean over
+# the training seeds; the coloured band around it spans the worst and the best seed.
+# The grey band marks the lengths the models were trained on; the dashed line is chance
+# (a uniform guess among the data symbols, 1/symbols).
+#
+# Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models, seeds)
+#        DIR/accuracy.tsv, one row per model and length, statistics over seeds:
+#          model params len seeds token_mean token_sd token_min token_max
+#          seq_mean seq_sd seq_min seq_max
+# Writes. DIR/figures/accuracy.png and DIR/figures/accuracy.svg
+#
+# Run, from the top of the source tree:
+#     gnuplot -e "dir='results/demo'" plots/accuracy.gp
+#
+# What to look for. In the copy task the length is also the distance between reading a
+# token and writing it back. The LSTM has to carry the whole sequence in one fixed-size
+# state, so its accuracy falls as L grows, often already inside the trained lengths.
+# The attention models look back at every input directly and stay near 1 across the
+# grey band; to its right they meet lengths they never trained on, and the question
+# becomes whether they generalise. Whole-sequence accuracy is much harsher (one wrong
+# token spoils a sequence), so it falls earlier and faster than token accuracy.
+
+if (!exists("dir")) {
+    print "usage: gnuplot -e \"dir='results/demo'\" plots/accuracy.gp"
+    exit status 2
+}
+load dir."/figure_vars.gp"
+data = dir."/accuracy.tsv"
+out  = dir."/figures/accuracy"
+system("mkdir -p '".dir."/figures'")
+
+set encoding utf8
+set print "-"    # messages to standard output; standard error is for problems
+set datafile separator "\t"
+
+# One colour per model, the same in every figure (Okabe–Ito, safe for colour blindness).
+colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
+            m eq "transformer" ? "#009E73" : "#CC79A7"
+n_models = words(models)
+model(i) = word(models, i)
+# A row belongs to model i when its first column names it; other rows give NaN (no point).
+of(i, col) = strcol("model") eq model(i) ? column(col) : NaN
+
+# The parameter count of each model, for the legend ("lstm (167k params)").
+array params[n_models]
+do for [i = 1:n_models] {
+    params[i] = 0
+    stats data using (strcol("model") eq model(i) ? (params[i] = column("params")) : 0, 0) nooutput
+}
+label(i) = params[i] > 0 ? sprintf("%s (%.0fk params)", model(i), params[i] / 1000.0) : model(i)
+
+# The number of seeds behind each band: from figure_vars.gp, else the largest in the file.
+if (!exists("seeds")) {
+    stats data using "seeds" nooutput
+    seeds = int(STATS_max)
+}
+
+band = "fs transparent solid 0.22 noborder"
+mean = "linespoints lw 2 pt 7 ps 0.6"
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size 1400, 720 font "sans,12" enhanced
+    } else {
+        set terminal svg size 1400, 720 dynamic enhanced font "sans,12" \
+            name "accuracy" background rgb "white"
+    }
+    set output out.".".fmt
+    set multiplot layout 1, 2 margins 0.06, 0.98, 0.2, 0.88 spacing 0.07 \
+        title sprintf("Task %s: accuracy against sequence length " . \
+                      "(greedy decoding; line = mean of %d seeds, band = min–max)", \
+                      task, seeds) font ",14"
+
+    # ---- the look both panels share ---------------------------------------------------
+    set border 3
+    set tics nomirror out
+    set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
+    set xlabel "sequence length L (tokens)"
+    set xrange [0:*]
+    set autoscale xfixmax
+    set yrange [0:1.12]
+    set ytics 0, 0.2, 1
+    unset key
+    # The trained lengths: a grey band behind the data, labelled at its top.
+    set object 1 rect from train_min, graph 0 to train_max, graph 1 behind \
+        fc rgb "#EEEEEE" fs solid 1.0 noborder
+    set label 1 sprintf("trained on L = %d–%d", train_min, train_max) \
+        at (train_min + train_max) / 2.0, graph 0.96 center tc rgb "#555555"
+    set label 2 "beyond: never trained" at train_max, graph 0.96 offset 1, 0 left \
+        tc rgb "#555555"
+
+    # ---- left: token accuracy ---------------------------------------------------------
+    set title "Token accuracy: fraction of output tokens correct"
+    set ylabel "token accuracy (0–1)"
+    plot for [i = 1:n_models] data using "len":(of(i, "token_min")):(of(i, "token_max")) \
+             with filledcurves @band lc rgb colour(model(i)) notitle, \
+         for [i = 1:n_models] data using "len":(of(i, "token_mean")) \
+             with @mean lc rgb colour(model(i)) notitle, \
+         chance with lines dt 2 lw 1.5 lc rgb "#444444" notitle
+
+    # ---- right: whole-sequence accuracy -------------------------------------------------
+    set title "Sequence accuracy: fraction of sequences entirely correct"
+    set ylabel "sequence accuracy (0–1)"
+    plot for [i = 1:n_models] data using "len":(of(i, "seq_min")):(of(i, "seq_max")) \
+             with filledcurves @band lc rgb colour(model(i)) notitle, \
+         for [i = 1:n_models] data using "len":(of(i, "seq_mean")) \
+             with @mean lc rgb colour(model(i)) notitle
+
+    # ---- one legend for both panels, in a row under them ------------------------------
+    # An empty plot across the bottom strip of the page that draws only its key.
+    unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics
+    unset object 1; unset label 1; unset label 2
+    set lmargin at screen 0.02; set rmargin at screen 0.98
+    set bmargin at screen 0.0;  set tmargin at screen 0.08
+    set xrange [0:1]; set yrange [0:1]
+    set key center center horizontal maxrows 1 samplen 3 noenhanced
+    plot for [i = 1:n_models] NaN with @mean lc rgb colour(model(i)) title label(i), \
+         NaN with lines dt 2 lw 1.5 lc rgb "#444444" title sprintf("chance = 1/%d", symbols)
+
+    unset multiplot
+    set output
+    # back to automatic margins for the next format
+    set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+}
+print "accuracy.gp: wrote ".out.".png and ".out.".svg"

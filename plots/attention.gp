@@ -1,0 +1,222 @@
+# attention.gp — what the attention models look at, as heat maps over one example.
+#
+# What it shows. Four figures, each a heat map (or a grid of them) of attention weights
+# for one decoded example; every row is a softmax, so it sums to 1, and the colour runs
+# from the palest blue (0) to dark blue (1); cells that do not exist (masked) stay white.
+# Tokens label both axes: rows are queries (who looks), columns keys (what is looked at).
+#   attention_rnn       the additive (Bahdanau) alignment of rnn_attention: row t is α_t,
+#                       the weights over the encoder states when emitting output t.
+#   attention_enc_self  Transformer encoder self-attention: each source token (row, the
+#                       query) over all source tokens (columns, the keys).
+#   attention_dec_self  Transformer decoder self-attention: each output step over the
+#                       output steps; the causal mask hides later steps, so the upper
+#                       triangle is empty.
+#   attention_cross     Transformer encoder-decoder attention: each output step over the
+#                       source tokens.
+# The Transformer figures are grids: one row per layer, one column per head.
+#
+# Reads. DIR/figure_vars.gp when present (tfm_layers and tfm_heads; without them they
+#        are counted from the files)
+#        DIR/trace/rnn_attention/alignment.tsv                 (tgt × src)
+#        DIR/trace/transformer/enc_self.l{K}.h{J}.tsv          (src × src)
+#        DIR/trace/transformer/dec_self.l{K}.h{J}.tsv          (tgt × tgt)
+#        DIR/trace/transformer/cross.l{K}.h{J}.tsv             (tgt × src)
+#        each a labelled matrix: a header row "rows\cols" then the column tokens, then
+#        one row per row token (docs/results-format.md). Layer K and head J count from 0.
+# Writes. DIR/figures/attention_rnn, attention_enc_self, attention_dec_self,
+#         attention_cross, each as .png and .svg. A figure whose files are missing (the
+#         model was not traced) is skipped with a message.
+#
+# Run, from the top of the source tree:
+#     gnuplot -e "dir='results/demo'" plots/attention.gp
+# For the trace of a single run (attnlab attention --out T writes T/NAME.tsv), name the
+# folder with trace=; the figures still go to DIR/figures/:
+#     gnuplot -e "dir='runs/attn'; trace='runs/attn/trace'" plots/attention.gp
+#
+# What to look for. In copy, output t must reproduce input t, so a model that solved the
+# task by attention shows a dark diagonal in attention_rnn and in at least one cross-
+# attention head: "output t looks at input t". In reverse, the diagonal runs the other
+# way. Heads differ: some look at the token itself, some at the one before, some spread
+# out evenly (they gather context, or are unused). In decoder self-attention nothing is
+# ever above the diagonal: a position cannot see the outputs that come after it.
+
+if (!exists("dir")) {
+    print "usage: gnuplot -e \"dir='results/demo'\" plots/attention.gp"
+    exit status 2
+}
+set encoding utf8
+set print "-"    # messages to standard output; standard error is for problems
+set datafile separator "\t"
+
+file_exists(f) = int(system("test -f '".f."' && echo 1 || echo 0"))
+if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
+figs = dir."/figures"
+system("mkdir -p '".figs."'")
+# Where the matrices are: one folder per model in a comparison, or the one given.
+rnn_dir = exists("trace") ? trace : dir."/trace/rnn_attention"
+tdir    = exists("trace") ? trace : dir."/trace/transformer"
+# The corner cell of a matrix file names its axes, "rows\cols" (e.g. "tgt\src").
+corner(f) = system("head -n 1 '".f."' | cut -f 1")
+rows_of(c) = strstrt(c, "\\") > 0 ? c[1:strstrt(c, "\\") - 1] : c
+cols_of(c) = strstrt(c, "\\") > 0 ? c[strstrt(c, "\\") + 1:] : c
+noun(a) = a eq "src" ? "source token" : a eq "tgt" ? "output token" : \
+          a eq "tgt_in" ? "decoder input" : a
+# Rows are the queries (who looks), columns the keys (what is looked at).
+xname(c) = noun(cols_of(c))." looked at (key), in order left to right"
+yname(c) = noun(rows_of(c))." looking (query), top to bottom"
+# shorter, for the panels of a grid
+xshort(c) = "key: ".noun(cols_of(c))."s"
+yshort(c) = "query: ".noun(rows_of(c))."s"
+
+# Attention weights: the palest blue for 0 (nothing looked at), dark blue for 1. Not pure
+# white, so that cells the causal mask removed (not drawn at all) stand out as white.
+set palette defined (0 "#F0F5FB", 0.15 "#DEEBF7", 0.4 "#9ECAE1", 0.7 "#3182BD", 1 "#08306B")
+set cbrange [0:1]
+set cbtics 0, 0.2, 1
+set cblabel "attention weight (each row sums to 1)"
+set tics out nomirror
+set yrange [*:*] reverse       # the first row (first query) at the top, as in the file
+unset key
+
+# ---- the additive attention of rnn_attention -------------------------------------------
+f = rnn_dir."/alignment.tsv"
+if (!file_exists(f)) {
+    print "attention.gp: no ".f." (rnn_attention not traced): skipping attention_rnn"
+} else {
+    stats f matrix rowheaders columnheaders nooutput
+    n = int(STATS_size_x) > int(STATS_size_y) ? int(STATS_size_x) : int(STATS_size_y)
+    c = corner(f)
+    # Numbers in the cells when they fit; white on dark cells, black on light ones.
+    show_values = n <= 12
+    # smaller token labels for long examples, so neighbours do not overlap
+    tic_font = n <= 24 ? ",12" : n <= 40 ? ",9" : ",7"
+    set tics font tic_font
+    ink(v) = v > 0.55 ? 0xFFFFFF : 0x222222
+    do for [fmt in "png svg"] {
+        if (fmt eq "png") {
+            set terminal pngcairo size 960, 900 font "sans,12" enhanced
+        } else {
+            set terminal svg size 960, 900 dynamic enhanced font "sans,12" \
+                name "attention_rnn" background rgb "white"
+        }
+        set output figs."/attention_rnn.".fmt
+        set lmargin at screen 0.12; set rmargin at screen 0.80
+        set bmargin at screen 0.10; set tmargin at screen 0.84
+        set colorbox user origin screen 0.84, screen 0.10 size screen 0.03, screen 0.74
+        set title "rnn\\_attention: additive (Bahdanau) attention α\n" . \
+            "{/*0.85 rows are output steps t, columns source positions j; " . \
+            "row t = α_t, the weights when emitting output t}\n" . \
+            "{/*0.85 a diagonal means output t looks at input t}" font ",14"
+        set xlabel xname(c)
+        set ylabel yname(c)
+        if (show_values) {
+            plot f matrix rowheaders columnheaders using 1:2:3 with image, \
+                 f matrix rowheaders columnheaders \
+                     using 1:2:($3 < 0.005 ? "" : sprintf("%.2f", $3)):(ink($3)) \
+                     with labels tc rgb variable font ",10"
+        } else {
+            plot f matrix rowheaders columnheaders using 1:2:3 with image
+        }
+        set output
+    }
+    set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+    set tics font ",12"
+    print "attention.gp: wrote ".figs."/attention_rnn.png and .svg"
+}
+
+# ---- the Transformer: one grid of heads per kind of attention --------------------------
+if (!exists("tfm_layers")) {
+    tfm_layers = int(system("ls '".tdir."' 2>/dev/null | " . \
+                            "grep -c '^enc_self\\.l[0-9]*\\.h0\\.tsv$'"))
+}
+if (!exists("tfm_heads")) {
+    tfm_heads = int(system("ls '".tdir."' 2>/dev/null | " . \
+                           "grep -c '^enc_self\\.l0\\.h[0-9]*\\.tsv$'"))
+}
+R = tfm_layers
+C = tfm_heads
+
+do for [kind in "enc_self dec_self cross"] {
+    first = tdir."/".kind.".l0.h0.tsv"
+    if (R < 1 || C < 1 || !file_exists(first)) {
+        print "attention.gp: no ".first." (transformer not traced): skipping attention_".kind
+    } else {
+        sub = "{/*0.85 rows are queries (who looks), columns keys (what is looked at); " . \
+              "one panel per layer and head}"
+        heading = kind eq "enc_self" ? \
+              "Transformer encoder self-attention: source tokens over source tokens\n".sub : \
+            kind eq "dec_self" ? \
+              "Transformer decoder self-attention: output steps over output steps\n".sub."\n" . \
+              "{/*0.85 upper triangle empty (white): " . \
+              "the causal mask hides the steps that come later}" : \
+              "Transformer cross-attention: output steps over source tokens\n".sub."\n" . \
+              "{/*0.85 a diagonal means output t looks at input t}"
+        stats first matrix rowheaders columnheaders nooutput
+        n = int(STATS_size_x) > int(STATS_size_y) ? int(STATS_size_x) : int(STATS_size_y)
+        c = corner(first)
+        # Panel size in pixels grows with the number of tokens so the labels stay legible.
+        cell = n <= 12 ? 280 : n <= 24 ? 380 : 520
+        tic_font = n <= 12 ? ",11" : n <= 24 ? ",9" : ",7"
+        gap = 70; vgap = 100; left = 120; right = 130; top = 140; bottom = 80
+        W = left + C * cell + (C - 1) * gap + right
+        if (W < 1000) {
+            # room for the title: widen both sides, the grid stays centred
+            left = left + (1000 - W) / 2
+            right = right + (1000 - W) / 2
+            W = left + C * cell + (C - 1) * gap + right
+        }
+        H = top + R * cell + (R - 1) * vgap + bottom
+        do for [fmt in "png svg"] {
+            if (fmt eq "png") {
+                set terminal pngcairo size W, H font "sans,12" enhanced
+            } else {
+                set terminal svg size W, H dynamic enhanced font "sans,12" \
+                    name "attention_".kind background rgb "white"
+            }
+            set output figs."/attention_".kind.".".fmt
+            set multiplot title heading font ",14"
+            set tics font tic_font
+            do for [k = 0:R - 1] {
+                do for [j = 0:C - 1] {
+                    f = sprintf("%s/%s.l%d.h%d.tsv", tdir, kind, k, j)
+                    x0 = left + j * (cell + gap)
+                    y0 = bottom + (R - 1 - k) * (cell + vgap)
+                    set lmargin at screen 1.0 * x0 / W
+                    set rmargin at screen 1.0 * (x0 + cell) / W
+                    set bmargin at screen 1.0 * y0 / H
+                    set tmargin at screen 1.0 * (y0 + cell) / H
+                    set title sprintf("layer %d, head %d", k, j) font ",12"
+                    if (j == 0) { set ylabel yshort(c) } else { unset ylabel }
+                    if (k == R - 1) { set xlabel xshort(c) } else { unset xlabel }
+                    # one colour scale for the whole grid, right of the last column
+                    if (j == C - 1 && k == 0) {
+                        set colorbox user origin screen 1.0 * (W - right + 25) / W, \
+                            screen 1.0 * bottom / H size screen 22.0 / W, \
+                            screen 1.0 * (H - top - bottom) / H
+                    } else {
+                        unset colorbox
+                    }
+                    if (!file_exists(f)) {
+                        print "attention.gp: missing ".f.": that panel is left empty"
+                        set label 9 "missing" at graph 0.5, graph 0.5 center
+                        plot [0:1] [0:1] NaN
+                        unset label 9
+                    } else {
+                        if (kind eq "dec_self") {
+                            # keys after the query ($1 > $2) are masked: draw nothing there
+                            plot f matrix rowheaders columnheaders \
+                                using 1:2:($1 > $2 ? NaN : $3) with image
+                        } else {
+                            plot f matrix rowheaders columnheaders using 1:2:3 with image
+                        }
+                    }
+                }
+            }
+            unset multiplot
+            set output
+            set tics font ",12"
+        }
+        set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+        print "attention.gp: wrote ".figs."/attention_".kind.".png and .svg"
+    }
+}

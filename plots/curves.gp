@@ -1,0 +1,123 @@
+# curves.gp — training curves: how fast each model learns, in steps and in seconds.
+#
+# What it shows. Four panels, one line per model (the mean over seeds, with a band from
+# the lowest to the highest seed). Top row against the training step: the training loss
+# (log scale) and the teacher-forced token accuracy. Bottom row: the same two quantities
+# against the wall-clock seconds of training, so a model that needs fewer steps but takes
+# longer per step is seen for what it costs.
+#
+# Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models, seeds)
+#        DIR/curves.tsv, one row per model and logged step, statistics over seeds:
+#          model step seeds seconds_mean loss_mean loss_min loss_max
+#          acc_mean acc_min acc_max
+# Writes. DIR/figures/curves.png and DIR/figures/curves.svg
+#
+# Run, from the top of the source tree:
+#     gnuplot -e "dir='results/demo'" plots/curves.gp
+#
+# What to look for. Every model starts at the loss of guessing, ln(symbols) (≈ 2.30 for
+# 10 symbols), on the dotted line. A plateau there means the model has not yet found how
+# to route information from the source to the output; the sudden drop after it is the
+# moment it does (attention models often show it most sharply). The accuracy here is
+# teacher-forced (the decoder is given the right previous token), so it is higher than
+# the greedy accuracy of accuracy.gp. Compare the rows: a model ahead in steps can be
+# behind in seconds when each of its steps costs more.
+
+if (!exists("dir")) {
+    print "usage: gnuplot -e \"dir='results/demo'\" plots/curves.gp"
+    exit status 2
+}
+load dir."/figure_vars.gp"
+data = dir."/curves.tsv"
+out  = dir."/figures/curves"
+system("mkdir -p '".dir."/figures'")
+
+set encoding utf8
+set print "-"    # messages to standard output; standard error is for problems
+set datafile separator "\t"
+
+# One colour per model, the same in every figure (Okabe–Ito, safe for colour blindness).
+colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
+            m eq "transformer" ? "#009E73" : "#CC79A7"
+n_models = words(models)
+model(i) = word(models, i)
+# A row belongs to model i when its first column names it; other rows give NaN (no point).
+of(i, col) = strcol("model") eq model(i) ? column(col) : NaN
+
+if (!exists("seeds")) {
+    stats data using "seeds" nooutput
+    seeds = int(STATS_max)
+}
+guess = log(symbols)  # cross-entropy of a uniform guess among the data symbols (nats)
+
+band = "fs transparent solid 0.22 noborder"
+mean = "lines lw 2"
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size 1300, 980 font "sans,12" enhanced
+    } else {
+        set terminal svg size 1300, 980 dynamic enhanced font "sans,12" \
+            name "curves" background rgb "white"
+    }
+    set output out.".".fmt
+    set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
+        title sprintf("Task %s: training curves, lengths %d–%d " . \
+                      "(teacher forcing; line = mean of %d seeds, band = min–max)", \
+                      task, train_min, train_max, seeds) font ",14"
+
+    set border 3
+    set tics nomirror out
+    set grid xtics ytics mytics lc rgb "#D4D4D4" lw 1 dt 3
+    unset key
+
+    do for [row = 1:2] {
+        # the x axis of this row: training steps, then training seconds
+        x = row == 1 ? "step" : "seconds_mean"
+        set xlabel (row == 1 ? "training step" : "training time (seconds, mean over seeds)")
+        set xrange [0:*]
+        set autoscale xfixmax
+
+        # ---- loss, log scale ----------------------------------------------------------
+        set title (row == 1 ? "Training loss against step" : "Training loss against time")
+        set ylabel "loss (cross-entropy per token, nats; log scale)"
+        set logscale y
+        set yrange [*:*]
+        set format y "%g"
+        set label 1 sprintf("uniform guess: ln %d ≈ %.2f", symbols, guess) \
+            at graph 0.98, first guess offset 0, 0.7 right tc rgb "#444444"
+        plot for [i = 1:n_models] data using x:(of(i, "loss_min")):(of(i, "loss_max")) \
+                 with filledcurves @band lc rgb colour(model(i)) notitle, \
+             for [i = 1:n_models] data using x:(of(i, "loss_mean")) \
+                 with @mean lc rgb colour(model(i)) notitle, \
+             guess with lines dt 3 lw 1.5 lc rgb "#444444" notitle
+        unset logscale y
+
+        # ---- teacher-forced token accuracy --------------------------------------------
+        set title (row == 1 ? "Token accuracy against step" : "Token accuracy against time")
+        set ylabel "token accuracy, teacher-forced (0–1)"
+        set yrange [0:1.05]
+        set format y "%.1f"
+        set label 1 sprintf("chance = 1/%d", symbols) \
+            at graph 0.98, first chance offset 0, 0.7 right tc rgb "#444444"
+        plot for [i = 1:n_models] data using x:(of(i, "acc_min")):(of(i, "acc_max")) \
+                 with filledcurves @band lc rgb colour(model(i)) notitle, \
+             for [i = 1:n_models] data using x:(of(i, "acc_mean")) \
+                 with @mean lc rgb colour(model(i)) notitle, \
+             chance with lines dt 2 lw 1.5 lc rgb "#444444" notitle
+    }
+
+    # ---- one legend for every panel, in a row under them -------------------------------
+    unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics
+    unset label 1
+    set lmargin at screen 0.02; set rmargin at screen 0.98
+    set bmargin at screen 0.0;  set tmargin at screen 0.05
+    set xrange [0:1]; set yrange [0:1]
+    set key center center horizontal maxrows 1 samplen 3 noenhanced
+    plot for [i = 1:n_models] NaN with @mean lc rgb colour(model(i)) title model(i)
+
+    unset multiplot
+    set output
+    set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+}
+print "curves.gp: wrote ".out.".png and ".out.".svg"

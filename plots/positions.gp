@@ -1,0 +1,116 @@
+# positions.gp — where in the sequence each model fails: accuracy per output position.
+#
+# What it shows. One panel per sequence length in position_lengths (e.g. 8, 32, 64).
+# In each, the accuracy of output position 1, 2, ..., L (greedy decoding), one line per
+# model: the mean over seeds, with a band from the worst to the best seed. In a panel
+# longer than the trained lengths, the positions no training sequence ever had are
+# shaded. The dashed line is chance (1/symbols).
+#
+# Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models,
+#        position_lengths, seeds)
+#        DIR/positions.tsv, one row per model, length and position (1-based):
+#          model len position seeds acc_mean acc_min acc_max
+# Writes. DIR/figures/positions.png and DIR/figures/positions.svg
+#
+# Run, from the top of the source tree:
+#     gnuplot -e "dir='results/demo'" plots/positions.gp
+#
+# What to look for. The LSTM is right at the first positions and then falls along the
+# sequence: its decoder unrolls one state that holds the whole source, and each wrong
+# token it feeds back makes the next one likelier to be wrong. The attention models are
+# flat near 1 wherever they were trained. At a length beyond training, look at the
+# shaded positions: a model whose positions are absolute (the Transformer's sinusoidal
+# encodings) meets position numbers it never saw and drops there, often to chance.
+
+if (!exists("dir")) {
+    print "usage: gnuplot -e \"dir='results/demo'\" plots/positions.gp"
+    exit status 2
+}
+load dir."/figure_vars.gp"
+data = dir."/positions.tsv"
+out  = dir."/figures/positions"
+system("mkdir -p '".dir."/figures'")
+
+set encoding utf8
+set print "-"    # messages to standard output; standard error is for problems
+set datafile separator "\t"
+
+# One colour per model, the same in every figure (Okabe–Ito, safe for colour blindness).
+colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
+            m eq "transformer" ? "#009E73" : "#CC79A7"
+n_models = words(models)
+model(i) = word(models, i)
+# Rows of model i at length L; every other row gives NaN (no point).
+of(i, L, col) = strcol("model") eq model(i) && column("len") == L ? column(col) : NaN
+
+if (!exists("seeds")) {
+    stats data using "seeds" nooutput
+    seeds = int(STATS_max)
+}
+n_panels = words(position_lengths)
+where(L) = L > train_max ? "longer than any trained" : \
+           L < train_min ? "shorter than any trained" : "inside the trained lengths"
+
+band = "fs transparent solid 0.22 noborder"
+mean = "linespoints lw 2 pt 7 ps 0.5"
+width = 200 + 440 * n_panels
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size width, 660 font "sans,12" enhanced
+    } else {
+        set terminal svg size width, 660 dynamic enhanced font "sans,12" \
+            name "positions" background rgb "white"
+    }
+    set output out.".".fmt
+    set multiplot layout 1, n_panels margins 0.07, 0.98, 0.22, 0.86 spacing 0.05 \
+        title sprintf("Task %s: accuracy at each output position " . \
+                      "(greedy decoding; line = mean of %d seeds, band = min–max)", \
+                      task, seeds) font ",14"
+
+    set border 3
+    set tics nomirror out
+    set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
+    set xlabel "output position (1 = first token written)"
+    set yrange [0:1.16]
+    set ytics 0, 0.2, 1
+    unset key
+
+    do for [p = 1:n_panels] {
+        L = int(word(position_lengths, p))
+        set title sprintf("L = %d (%s)", L, where(L))
+        set xrange [0.5:L + 0.5]
+        if (p == 1) { set ylabel "accuracy at that position (0–1)" } else { unset ylabel }
+        # Positions past the longest trained length: no training sequence had them.
+        if (L > train_max) {
+            set object 1 rect from train_max + 0.5, graph 0 to L + 0.5, graph 1 behind \
+                fc rgb "#EEEEEE" fs solid 1.0 noborder
+            set label 1 sprintf("positions > %d:\nnever trained", train_max) \
+                at (train_max + L + 1) / 2.0, graph 0.93 center tc rgb "#555555"
+        } else {
+            unset object 1
+            unset label 1
+        }
+        plot for [i = 1:n_models] data \
+                 using "position":(of(i, L, "acc_min")):(of(i, L, "acc_max")) \
+                 with filledcurves @band lc rgb colour(model(i)) notitle, \
+             for [i = 1:n_models] data using "position":(of(i, L, "acc_mean")) \
+                 with @mean lc rgb colour(model(i)) notitle, \
+             chance with lines dt 2 lw 1.5 lc rgb "#444444" notitle
+    }
+
+    # ---- one legend for every panel, in a row under them -------------------------------
+    unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics
+    unset object 1; unset label 1
+    set lmargin at screen 0.02; set rmargin at screen 0.98
+    set bmargin at screen 0.0;  set tmargin at screen 0.08
+    set xrange [0:1]; set yrange [0:1]
+    set key center center horizontal maxrows 1 samplen 3 noenhanced
+    plot for [i = 1:n_models] NaN with @mean lc rgb colour(model(i)) title model(i), \
+         NaN with lines dt 2 lw 1.5 lc rgb "#444444" title sprintf("chance = 1/%d", symbols)
+
+    unset multiplot
+    set output
+    set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+}
+print "positions.gp: wrote ".out.".png and ".out.".svg"
