@@ -57,7 +57,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BIN      := $(BUILD)/attnlab
 TEST_BIN := $(BUILD)/attnlab-tests
 
-.PHONY: all check check-fast demo bench clean install uninstall deps
+.PHONY: all check check-fast demo bench fuzz valgrind clean install uninstall deps
 
 # Build the attnlab program.
 all: $(BIN)
@@ -112,6 +112,45 @@ bench: deps
 # Install the Debian packages the build needs, when any is missing.
 deps:
 	@sh .ci/deps.sh
+
+# ---- fuzzing (clang's libFuzzer) --------------------------------------------------------
+# Each harness in tests/fuzz/ feeds arbitrary bytes to one parser of untrusted input: the
+# checkpoint loader, the argument parser, the token-list and TSV parsers. `make fuzz` runs
+# each for FUZZ_SECONDS on its corpus (tests/fuzz/corpus/NAME, plus what it finds, kept in
+# build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and fails the target.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_BUILD   := build/fuzz
+FUZZ_NAMES   := checkpoint args tokens
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/registry.o
+FUZZ_CFLAGS   = $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(GSL_CFLAGS) \
+                $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"'
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_BUILD)/registry.o: attnlab.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DATTNLAB_NO_MAIN -c -o $@ $<
+
+.SECONDARY: $(FUZZ_OBJ)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Build the fuzzers and run each for FUZZ_SECONDS seconds (CI: a short bounded run).
+fuzz: deps
+	@sh .ci/deps.sh fuzz
+	@$(MAKE) --no-print-directory $(BIN) $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
+	@sh tests/fuzz/run.sh $(BIN) $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# Run the fast tests under valgrind: no leak, no invalid access (CK_FORK=no so valgrind
+# sees every test in one process).
+valgrind: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
+	CK_FORK=no CK_EXCLUDE_TAGS=slow,noval ATTNLAB=$(BIN) valgrind --quiet --error-exitcode=1 \
+	  --leak-check=full --errors-for-leak-kinds=definite,indirect $(TEST_BIN)
 
 # Remove everything the build wrote.
 clean:

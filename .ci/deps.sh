@@ -4,6 +4,8 @@
 # root and no sudo, or no package archive), it prints the exact command to run and fails.
 set -u
 packages="libgsl-dev check gnuplot-nox libopenblas-dev pkg-config"
+# `deps.sh fuzz` adds what `make fuzz` needs: clang and its libFuzzer runtime
+[ "${1:-}" = fuzz ] && packages="clang libclang-rt-14-dev"
 missing=""
 for p in $packages; do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)

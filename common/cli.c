@@ -52,7 +52,7 @@
 static const char *current_cmd = "attnlab"; /* "attnlab train" etc., for messages */
 
 /* Prints "attnlab CMD: message" and the help hint; returns the usage exit status. */
-static int usage_error(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -64,7 +64,7 @@ static int usage_error(const char *fmt, ...)
 }
 
 /* Prints "attnlab CMD: message"; returns the runtime exit status. */
-static int run_error(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static int run_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -174,7 +174,7 @@ static int parse_args(int argc, char **argv, int with_config, const int *allowed
     opts[k] = (struct option){NULL, 0, NULL, 0};
 
     opterr = 0; /* we print our own one-line messages */
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then also forgets the state of an earlier parse */
     for (;;) {
         int prev = optind;
         int c = getopt_long(argc, argv, ":h", opts, NULL);
@@ -710,6 +710,16 @@ static double restore_log(const char *path, size_t step, FILE *log)
     if (f)
         fclose(f);
     return seconds;
+}
+
+int cli_check_train_args(int argc, char **argv)
+{
+    static train_job j;
+    const char *resume = NULL;
+    memset(&j, 0, sizeof j);
+    current_cmd = "attnlab train";
+    int rc = parse_train(argc, argv, &j, &resume);
+    return rc == 1 ? 0 : rc;
 }
 
 static int cmd_train(int argc, char **argv)
@@ -1509,7 +1519,7 @@ typedef struct job {
     int state;          /* 0 waiting, 1 running, 2 done, 3 failed, 4 skipped */
 } job;
 
-static void job_arg(job *j, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void job_arg(job *j, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

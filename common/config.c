@@ -37,7 +37,7 @@ const config_field config_fields[] = {
     {"train_max", CFG_SIZE, F(train_max), 1, 4096, NULL, "longest training length"},
     {"steps", CFG_SIZE, F(steps), 1, BIG, NULL, "training steps"},
     {"batch", CFG_SIZE, F(batch), 1, 65536, NULL, "sequences per step"},
-    {"lr", CFG_DOUBLE, F(lr), 1e-12, 10, NULL, "Adam learning rate"},
+    {"lr", CFG_DOUBLE, F(lr), 1e-12, 1e300, NULL, "Adam learning rate"},
     {"beta1", CFG_DOUBLE, F(beta1), 0, 0.999999, NULL, "Adam β1"},
     {"beta2", CFG_DOUBLE, F(beta2), 0, 0.999999999, NULL, "Adam β2"},
     {"eps", CFG_DOUBLE, F(eps), 1e-300, 1, NULL, "Adam ε"},

@@ -97,7 +97,7 @@ int eval_write_tsv(FILE *f, const char *model_name, const eval_result *r, size_t
 {
     fprintf(f, "model\tlen\tsamples\ttoken_acc\tseq_acc\tloss\n");
     for (size_t k = 0; k < nl; k++)
-        fprintf(f, "%s\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", model_name, r[k].len, r[k].samples,
+        fprintf(f, "%s\t%zu\t%zu\t%.6f\t%.6f\t%.6g\n", model_name, r[k].len, r[k].samples,
                 r[k].token_acc, r[k].seq_acc, r[k].loss);
     return ferror(f) ? -1 : 0;
 }
@@ -117,6 +117,6 @@ void eval_print(FILE *f, const char *model_name, const eval_result *r, size_t nl
     fprintf(f, "%-14s %6s %8s %10s %10s %10s\n", "model", "length", "samples", "token_acc",
             "seq_acc", "loss");
     for (size_t k = 0; k < nl; k++)
-        fprintf(f, "%-14s %6zu %8zu %10.4f %10.4f %10.4f\n", model_name, r[k].len,
+        fprintf(f, "%-14s %6zu %8zu %10.4f %10.4f %10.4g\n", model_name, r[k].len,
                 r[k].samples, r[k].token_acc, r[k].seq_acc, r[k].loss);
 }

@@ -56,17 +56,31 @@ void train_log_header(FILE *log)
     fprintf(log, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\n");
 }
 
-/* The name of the first tensor whose gradient holds a value that is not finite (the
- * arena's order follows the model's own listing), or NULL. */
-static const char *first_bad_tensor(const arena *p)
+/* Where a divergence shows: the first tensor (in the model's own order) whose gradient
+ * holds a value that is not finite; when every gradient is finite (a runaway loss), the
+ * tensor whose weights have grown largest. Writes "in the gradient of tensor 'X'" or
+ * "largest weights (N) in tensor 'X'" into buf. */
+static void locate_divergence(const arena *p, char *buf, size_t n)
 {
     for (size_t k = 0; k < p->n_tensors; k++) {
         const double *g = p->grad + p->offset[k];
         for (size_t i = 0; i < arena_numel(p, k); i++)
-            if (!isfinite(g[i]))
-                return p->spec[k].name;
+            if (!isfinite(g[i])) {
+                snprintf(buf, n, "first in the gradient of tensor '%s'", p->spec[k].name);
+                return;
+            }
     }
-    return NULL;
+    size_t big = 0;
+    double top = -1;
+    for (size_t k = 0; k < p->n_tensors; k++) {
+        const double *w = p->data + p->offset[k];
+        for (size_t i = 0; i < arena_numel(p, k); i++)
+            if (fabs(w[i]) > top) {
+                top = fabs(w[i]);
+                big = k;
+            }
+    }
+    snprintf(buf, n, "largest weights (|w| = %.3g) in tensor '%s'", top, p->spec[big].name);
 }
 
 int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o,
@@ -110,15 +124,17 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
         double loss = ops->forward(m, &b, pred);
         ops->backward(m, &b);
         double norm = optim_clip(p->grad, p->size, c->clip);
-        if (!isfinite(loss) || !isfinite(norm)) {
+        if (!isfinite(loss) || !isfinite(norm) || loss > TRAIN_LOSS_RUNAWAY) {
             /* stop before the update: the weights stay those of the last good step */
-            const char *where = first_bad_tensor(p);
-            snprintf(err, n, "%s diverged at step %zu: the %s is %s%s%s%s; lower --lr (now %g) "
-                     "or keep --clip on (now %g)", ops->name, step,
-                     isfinite(loss) ? "gradient norm" : "loss",
-                     isnan(isfinite(loss) ? norm : loss) ? "NaN" : "infinite",
-                     where ? ", first in the gradient of tensor '" : "", where ? where : "",
-                     where ? "'" : "", c->lr, c->clip);
+            char what[64], where[160];
+            locate_divergence(p, where, sizeof where);
+            if (isfinite(loss) && isfinite(norm))
+                snprintf(what, sizeof what, "loss is %.3g nats per token", loss);
+            else
+                snprintf(what, sizeof what, "%s is %s", isfinite(loss) ? "gradient norm" : "loss",
+                         isnan(isfinite(loss) ? norm : loss) ? "NaN" : "infinite");
+            snprintf(err, n, "%s diverged at step %zu: the %s, %s; lower --lr (now %g) or "
+                     "keep --clip on (now %g)", ops->name, step, what, where, c->lr, c->clip);
             rc = TRAIN_FAILED;
             break;
         }
@@ -138,7 +154,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             const double acc = (double)sum_tok / (double)sum_ntok;
             const double rate = dt > 0 ? (double)sum_nseq / dt : 0;
             if (log) {
-                fprintf(log, "%zu\t%.3f\t%.6g\t%.6f\t%.6f\t%.6f\t%.6g\t%.1f\n", step,
+                fprintf(log, "%zu\t%.3f\t%.6g\t%.6g\t%.6f\t%.6f\t%.6g\t%.1f\n", step,
                         hooks->seconds_offset + now - t0, lr, mloss, acc, (double)sum_seq / (double)sum_nseq,
                         sum_norm / (double)interval, rate);
                 fflush(log);

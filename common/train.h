@@ -23,6 +23,14 @@
 
 typedef enum { TRAIN_QUIET = 0, TRAIN_BAR = 1, TRAIN_LINES = 2 } train_progress;
 
+/* A mean cross-entropy above this many nats per token means the weights have run away:
+ * the model gives the right answers a probability below e^-10000, far beyond anything
+ * training passes through (it starts near log V, about 2.4). Adam moves every weight by
+ * about lr per step whatever the gradient, so saturating models (an LSTM's gates, a
+ * softmax) can run away to absurd but finite losses that never become NaN; the run is
+ * stopped there as if they had. */
+#define TRAIN_LOSS_RUNAWAY 1e4
+
 /* What train_run returns. */
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
 
@@ -50,7 +58,8 @@ typedef struct train_hooks {
  * log line every c->log_every steps to log when it is not NULL (the caller writes the
  * header). Returns TRAIN_DONE; TRAIN_STOPPED when hooks->stop was set (out->steps says
  * after which step); or TRAIN_FAILED with one line in err when memory runs out, a
- * checkpoint hook fails, or the loss or a gradient stops being finite (the line names
+ * checkpoint hook fails, or the loss or a gradient stops being finite or the loss runs
+ * away beyond TRAIN_LOSS_RUNAWAY (the line names
  * the model, the first tensor whose gradient is not finite, the step and the hint; the
  * weights are left as they were after the last good step). */
 int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o,
