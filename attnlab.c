@@ -7,9 +7,13 @@
 #include "common/cli.h"
 #include "common/model.h"
 #include "lstm/lstm.h"
+#include "rnn_attention/rnnattn.h"
+#include "transformer/tfm.h"
 
 const model_ops *const model_registry[] = {
     &lstm_ops,
+    &rnnattn_ops,
+    &tfm_ops,
     NULL,
 };
 

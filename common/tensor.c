@@ -95,9 +95,15 @@ void op_normal(double *x, size_t n, double sd, const gsl_rng *r)
 void op_softmax_row(double *x, size_t n)
 {
     double mx = -INFINITY;
-    for (size_t j = 0; j < n; j++)
+    for (size_t j = 0; j < n; j++) {
+        if (isnan(x[j])) { /* a NaN score poisons the row: let it show, never hide it */
+            for (size_t k = 0; k < n; k++)
+                x[k] = NAN;
+            return;
+        }
         if (x[j] > mx)
             mx = x[j];
+    }
     if (mx == -INFINITY) { /* every entry masked: no distribution, all weights 0 */
         for (size_t j = 0; j < n; j++)
             x[j] = 0.0;

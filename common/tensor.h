@@ -69,7 +69,8 @@ void op_normal(double *x, size_t n, double sd, const gsl_rng *r);
 
 /* Numerically stable softmax of one row in place: subtracts the row maximum first, so no
  * exp overflows. Entries equal to -INFINITY get probability exactly 0; a row whose every
- * entry is -INFINITY becomes all zeros (never NaN). */
+ * entry is -INFINITY becomes all zeros (never NaN). A row holding a NaN becomes all NaN,
+ * so an upstream fault shows instead of passing for a masked row. */
 void op_softmax_row(double *x, size_t n);
 
 /* Backward of y = softmax(x) for one row: dx += y ⊙ (dy − (dy·y)). */
@@ -82,16 +83,9 @@ void op_softmax_row_backward(double *dx, const double *dy, const double *y, size
 double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix *dlogits,
                         int *pred);
 
-/* Logistic sigmoid, written to stay accurate for large |x|. */
-static inline double op_sigmoid(double x)
-{
-    if (x >= 0) {
-        double e = exp(-x);
-        return 1.0 / (1.0 + e);
-    }
-    double e = exp(x);
-    return e / (1.0 + e);
-}
+/* Logistic sigmoid. 1/(1 + e^-x) is accurate for every x (for x → −∞, e^-x → +inf and
+ * the result → +0), and without a branch on the sign it does not stall on mixed signs. */
+static inline double op_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 /* Gathers rows of a table: out row i = table row ids[i]. out (N, E), table (V, E). */
 void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n);

@@ -100,6 +100,10 @@ START_TEST(softmax_masks)
     op_softmax_row(y, 3);
     for (int i = 0; i < 3; i++)
         ck_assert(y[i] == 0.0); /* a fully masked row is zeros, not NaN */
+    double z[3] = {0.5, NAN, -INFINITY};
+    op_softmax_row(z, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert(isnan(z[i])); /* a NaN is not mistaken for a masked row */
 }
 END_TEST
 

@@ -68,6 +68,23 @@ START_TEST(lstm_learns_copy)
 }
 END_TEST
 
+
+/* rnn_attention on copy at length 12, its default recipe (>= 99% token accuracy). */
+static void attn_copy12(config *c)
+{
+    c->train_min = c->train_max = 12;
+    c->steps = 800;
+    c->seed = 1;
+}
+
+START_TEST(rnn_attention_learns_copy)
+{
+    double acc = train_then_eval("rnn_attention", attn_copy12, 12, NULL, 0);
+    ck_assert_msg(acc >= 0.99, "rnn_attention token accuracy at length 12: %.4f (want >= 0.99)",
+                  acc);
+}
+END_TEST
+
 /* A short run for the determinism tests. */
 static unsigned long det_seed;
 static void short_run(config *c)
@@ -102,6 +119,7 @@ Suite *make_train_suite(void)
     tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, lstm_learns_copy);
+    tcase_add_test(tc, rnn_attention_learns_copy);
     suite_add_tcase(s, tc);
     tc = tcase_create("determinism");
     tcase_set_timeout(tc, 120);

@@ -1,0 +1,196 @@
+/* gru.c — the GRU cell of Cho et al. (2014) in PyTorch's form, and the GRU run over T
+ * steps of a batch, forward and backward (see rnnattn.h for the equations).
+ *
+ * Layout. The three gates of a row sit side by side, act row = [ r (H) | z (H) | n (H) ],
+ * because the stacked weights Wx (3H, In) and Wh (3H, H) produce them in that order from
+ * one GEMM each. The cell keeps two things per step: the gates (r, z, n overwrite the
+ * input part they were computed from) and hp = h_prev·Whᵀ + bh, whose n third U_n h + b_hn
+ * is multiplied by r and so is needed to differentiate r. Every other local derivative is
+ * written through an activation: σ' = σ(1 − σ), tanh' = 1 − tanh².
+ *
+ * Invariant: a layer's states are Hs ((T+1)·B, H) with h_0 in block 0, so "the state each
+ * step reads" (blocks 0..T−1) and "the state each step writes" (blocks 1..T) are both one
+ * contiguous view, and the recurrent weight gradient over all steps is one GEMM.
+ */
+#include "rnnattn.h"
+
+#include <assert.h>
+#include <gsl/gsl_blas.h>
+#include <math.h>
+#include <string.h>
+
+#include "../common/tensor.h"
+
+/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
+static gsl_matrix_view block(gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
+}
+
+static _gsl_matrix_const_view cblock(const gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
+}
+
+/* Every row of m (N, C) set to the bias row (1, C): the start of "GEMM + bias" with the
+ * GEMM then accumulating (beta = 1), one pass instead of two. */
+static void rows_from_bias(gsl_matrix *m, const gsl_matrix *bias)
+{
+    for (size_t i = 0; i < m->size1; i++)
+        memcpy(gsl_matrix_ptr(m, i, 0), bias->data, m->size2 * sizeof(double));
+}
+
+/* ---- the cell ------------------------------------------------------------------------ */
+
+/* tanh(x) = 1 − 2/(1 + e^{2x}): one exp, about 4× cheaper than libm's tanh, which goes
+ * through expm1 for a relative accuracy near 0 that a state does not need (the error here
+ * is a few 1e-16 absolute). The limits are exact: e^{2x} = ∞ gives 1, e^{2x} = 0 gives −1.
+ * The attention's scores use the same identity (addattn.c). */
+static inline double tanh_exp(double x) { return 1.0 - 2.0 / (1.0 + exp(2.0 * x)); }
+
+/* σ(x) = 1/(1 + e^{−x}), without a branch on the sign of x: gates are positive and
+ * negative at random, so a branch mispredicts half the time (2-3× slower). No accuracy is
+ * lost: 1 + e^{−x} never cancels, and e^{−x} = ∞ gives 0 exactly where σ underflows. */
+static inline double sigmoid_exp(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
+                      const gsl_matrix *h_prev, const gsl_matrix *Wh, const gsl_matrix *bh)
+{
+    const size_t B = act->size1, H = h->size2;
+    assert(act->size2 == 3 * H && hp->size1 == B && hp->size2 == 3 * H);
+    assert(h->size1 == B && h_prev->size1 == B && h_prev->size2 == H);
+
+    /* hp (B,3H) = h_prev (B,H) · Whᵀ (H,3H) + bh: the recurrent part of all three gates */
+    rows_from_bias(hp, bh);
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, h_prev, Wh, 1.0, hp);
+
+    /* One fused pass per row: each element of the gates and the state touched once. */
+    for (size_t b = 0; b < B; b++) {
+        double *ar = gsl_matrix_ptr(act, b, 0); /* in: xp, out: gates; (H) each */
+        double *az = ar + H, *an = ar + 2 * H;
+        const double *ur = gsl_matrix_const_ptr(hp, b, 0);
+        const double *uz = ur + H, *un = ur + 2 * H;
+        const double *hb = gsl_matrix_const_ptr(h_prev, b, 0);
+        double *hn = gsl_matrix_ptr(h, b, 0);
+        for (size_t i = 0; i < H; i++) {
+            const double r = sigmoid_exp(ar[i] + ur[i]); /* how much of h the candidate sees */
+            const double z = sigmoid_exp(az[i] + uz[i]); /* how much of h to keep as it is */
+            const double n = tanh_exp(an[i] + r * un[i]); /* the candidate, in (−1, 1) */
+            ar[i] = r;
+            az[i] = z;
+            an[i] = n;
+            /* h' = (1 − z) ⊙ n + z ⊙ h, written n + z ⊙ (h − n) as PyTorch does: z = 1
+             * copies h exactly, the path along which the gradient survives many steps */
+            hn[i] = n + z * (hb[i] - n);
+        }
+    }
+}
+
+void gru_cell_backward(gsl_matrix *dxp, gsl_matrix *dhp, gsl_matrix *dh_prev,
+                       const gsl_matrix *dh, const gsl_matrix *act, const gsl_matrix *hp,
+                       const gsl_matrix *h_prev, const gsl_matrix *Wh)
+{
+    const size_t B = act->size1, H = dh->size2;
+    assert(act->size2 == 3 * H && dxp->size1 == B && dxp->size2 == 3 * H);
+    assert(dhp->size1 == B && dhp->size2 == 3 * H && dh->size1 == B);
+
+    for (size_t b = 0; b < B; b++) {
+        const double *ar = gsl_matrix_const_ptr(act, b, 0); /* gates, not pre-activations */
+        const double *az = ar + H, *an = ar + 2 * H;
+        const double *un = gsl_matrix_const_ptr(hp, b, 0) + 2 * H; /* U_n h + b_hn */
+        const double *hb = gsl_matrix_const_ptr(h_prev, b, 0);
+        const double *g = gsl_matrix_const_ptr(dh, b, 0);
+        double *dxr = gsl_matrix_ptr(dxp, b, 0), *dxz = dxr + H, *dxn = dxr + 2 * H;
+        double *dhr = gsl_matrix_ptr(dhp, b, 0), *dhz = dhr + H, *dhn = dhr + 2 * H;
+        double *dhb = dh_prev ? gsl_matrix_ptr(dh_prev, b, 0) : NULL;
+        for (size_t i = 0; i < H; i++) {
+            const double r = ar[i], z = az[i], n = an[i];
+
+            /* forward: h' = (1 − z) ⊙ n + z ⊙ h
+             *   ∂h'/∂n = 1 − z,   ∂h'/∂z = h − n,   ∂h'/∂h = z (the direct path) */
+            const double dn = g[i] * (1.0 - z);
+            const double dz = g[i] * (hb[i] - n);
+            if (dhb)
+                dhb[i] += g[i] * z;
+
+            /* forward: n = tanh(a_n),  a_n = xp_n + r ⊙ hp_n
+             *   da_n = dn ⊙ (1 − n²);  ∂a_n/∂xp_n = 1,  ∂a_n/∂hp_n = r,  ∂a_n/∂r = hp_n */
+            const double da_n = dn * (1.0 - n * n);
+            const double dr = da_n * un[i];
+
+            /* forward: r = σ(xp_r + hp_r), z = σ(xp_z + hp_z)
+             *   both parts of each sum get the same gradient, σ' = σ(1 − σ) */
+            const double da_r = dr * r * (1.0 - r);
+            const double da_z = dz * z * (1.0 - z);
+
+            dxr[i] = da_r;
+            dxz[i] = da_z;
+            dxn[i] = da_n;
+            dhr[i] = da_r;
+            dhz[i] = da_z;
+            dhn[i] = da_n * r; /* the one place the two parts differ */
+        }
+    }
+
+    /* forward: hp = h_prev · Whᵀ + bh   ⇒   dh_prev (B,H) += dhp (B,3H) · Wh (3H,H) */
+    if (dh_prev)
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dhp, Wh, 1.0, dh_prev);
+}
+
+/* ---- the layer ----------------------------------------------------------------------- */
+
+void gru_layer_forward(gsl_matrix *Hs, gsl_matrix *Act, gsl_matrix *HP, const gsl_matrix *X,
+                       const gru_weights *w, size_t B)
+{
+    assert(B > 0 && X->size1 % B == 0);
+    const size_t T = X->size1 / B;
+    assert(Hs->size1 == (T + 1) * B && Act->size1 == T * B && HP->size1 == T * B);
+
+    /* Act (T·B,3H) = X (T·B,In) · Wxᵀ (In,3H) + bx: the input part of every step at once,
+     * since it does not wait for the recurrence */
+    rows_from_bias(Act, w->bx);
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, w->Wx, 1.0, Act);
+
+    /* The recurrence, steps 1..T: step t reads block t−1 of Hs and writes block t. */
+    for (size_t t = 1; t <= T; t++) {
+        gsl_matrix_view a = block(Act, t - 1, B), u = block(HP, t - 1, B); /* (B,3H) */
+        gsl_matrix_view h = block(Hs, t, B), hprev = block(Hs, t - 1, B);   /* (B,H) */
+        gru_cell_forward(&h.matrix, &a.matrix, &u.matrix, &hprev.matrix, w->Wh, w->bh);
+    }
+}
+
+void gru_layer_backward(const gru_weights *dw, gsl_matrix *dX, gsl_matrix *dHs,
+                        gsl_matrix *dXP, gsl_matrix *dHP, const gsl_matrix *X,
+                        const gsl_matrix *Hs, const gsl_matrix *Act, const gsl_matrix *HP,
+                        const gru_weights *w, size_t B)
+{
+    assert(B > 0 && X->size1 % B == 0);
+    const size_t T = X->size1 / B;
+    assert(dHs->size1 == (T + 1) * B && dXP->size1 == T * B && dHP->size1 == T * B);
+
+    /* Backpropagation through time, last step first. When step t is reached, block t of
+     * dHs is complete: what it held on entry plus what step t+1 sent back through
+     * z ⊙ h_t and h_t·Whᵀ. Step t adds its own share to block t−1. */
+    for (size_t t = T; t >= 1; t--) {
+        gsl_matrix_view dxp = block(dXP, t - 1, B), dhp = block(dHP, t - 1, B);
+        gsl_matrix_view dh = block(dHs, t, B), dhprev = block(dHs, t - 1, B);
+        _gsl_matrix_const_view a = cblock(Act, t - 1, B), u = cblock(HP, t - 1, B);
+        _gsl_matrix_const_view hprev = cblock(Hs, t - 1, B);
+        gru_cell_backward(&dxp.matrix, &dhp.matrix, &dhprev.matrix, &dh.matrix, &a.matrix,
+                          &u.matrix, &hprev.matrix, w->Wh);
+    }
+
+    /* Weight gradients sum over steps, so each is one GEMM over all T·B rows:
+     *   forward: Act = X · Wxᵀ + bx       ⇒ dWx (3H,In) += dXPᵀ (3H,T·B) · X (T·B,In)
+     *                                        dbx (1,3H) += Σ_rows dXP
+     *   forward: HP_t = h_{t−1}·Whᵀ + bh  ⇒ dWh (3H,H) += dHPᵀ (3H,T·B) · Hs[0..T−1] (T·B,H)
+     *                                        dbh (1,3H) += Σ_rows dHP */
+    _gsl_matrix_const_view hin = gsl_matrix_const_submatrix(Hs, 0, 0, T * B, Hs->size2);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dXP, X, 1.0, dw->Wx);
+    op_bias_backward(dw->bx, dXP);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dHP, &hin.matrix, 1.0, dw->Wh);
+    op_bias_backward(dw->bh, dHP);
+    /* forward: Act = X · Wxᵀ   ⇒   dX (T·B,In) += dXP (T·B,3H) · Wx (3H,In) */
+    if (dX)
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dXP, w->Wx, 1.0, dX);
+}
