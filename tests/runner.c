@@ -7,12 +7,17 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "../common/buildinfo.h"
+
 #define SUITE(fn) Suite *fn(void);
 #include "suites.h"
 #undef SUITE
 
 int main(void)
 {
+    /* one BLAS thread, as the program runs: OpenBLAS would otherwise start one thread per
+     * core, and spinning threads of two runs at once slow both down */
+    buildinfo_set_threads(1);
     SRunner *sr = srunner_create(NULL);
 #define SUITE(fn) srunner_add_suite(sr, fn());
 #include "suites.h"

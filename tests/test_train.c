@@ -85,6 +85,23 @@ START_TEST(rnn_attention_learns_copy)
 }
 END_TEST
 
+
+/* The transformer on copy at length 12, its default recipe (>= 99% token accuracy). */
+static void tfm_copy12(config *c)
+{
+    c->train_min = c->train_max = 12;
+    c->steps = 1000;
+    c->seed = 1;
+}
+
+START_TEST(transformer_learns_copy)
+{
+    double acc = train_then_eval("transformer", tfm_copy12, 12, NULL, 0);
+    ck_assert_msg(acc >= 0.99, "transformer token accuracy at length 12: %.4f (want >= 0.99)",
+                  acc);
+}
+END_TEST
+
 /* A short run for the determinism tests. */
 static unsigned long det_seed;
 static void short_run(config *c)
@@ -120,6 +137,7 @@ Suite *make_train_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, lstm_learns_copy);
     tcase_add_test(tc, rnn_attention_learns_copy);
+    tcase_add_test(tc, transformer_learns_copy);
     suite_add_tcase(s, tc);
     tc = tcase_create("determinism");
     tcase_set_timeout(tc, 120);

@@ -1,0 +1,317 @@
+/* attention.c — scaled dot-product attention and multi-head attention (see tfm.h).
+ *
+ * Design. Scaled dot-product attention (Vaswani et al. 2017, §3.2.1, Eq. 1)
+ *     Attention(Q, K, V) = softmax(Q·Kᵀ/√dk + M)·V
+ * is computed for one sequence at a time and, inside it, one head at a time: head j of Q,
+ * K, V and O is a column block of width dk, viewed in place with the row stride of the
+ * full matrix (gsl_matrix_view_array_with_tda), so the heads are never copied apart or
+ * concatenated back. Multi-head attention (§3.2.2) wraps it in projections that run as one
+ * GEMM over all B·T rows of the batch.
+ *
+ * Invariant. Masked scores are exactly −∞, so their weights are exactly 0 and a masked key
+ * contributes 0·v to the output: nothing about it, not even rounding, reaches the query.
+ * A row masked everywhere gets weights 0 and output 0, never NaN.
+ */
+#include "tfm.h"
+
+#include <assert.h>
+#include <gsl/gsl_blas.h>
+#include <math.h>
+
+/* ---- views of one head ------------------------------------------------------------- */
+
+/* Head j of X (T, D): its columns j·dk .. (j+1)·dk − 1, a (T, dk) view with X's stride.
+ * (GSL's gsl_matrix_const_view is a const-qualified _gsl_matrix_const_view; a function
+ * returns the unqualified type.) */
+static _gsl_matrix_const_view head(const gsl_matrix *X, size_t j, size_t dk)
+{
+    return gsl_matrix_const_view_array_with_tda(X->data + j * dk, X->size1, dk, X->tda);
+}
+
+static gsl_matrix_view head_mut(gsl_matrix *X, size_t j, size_t dk)
+{
+    return gsl_matrix_view_array_with_tda(X->data + j * dk, X->size1, dk, X->tda);
+}
+
+/* Head j's weights in P (NH·Tq, Tk): rows j·Tq .. (j+1)·Tq − 1, a (Tq, Tk) view. */
+static gsl_matrix_view weights(gsl_matrix *P, size_t j, size_t Tq)
+{
+    return gsl_matrix_view_array_with_tda(P->data + j * Tq * P->tda, Tq, P->size2, P->tda);
+}
+
+static _gsl_matrix_const_view weights_const(const gsl_matrix *P, size_t j, size_t Tq)
+{
+    return gsl_matrix_const_view_array_with_tda(P->data + j * Tq * P->tda, Tq, P->size2,
+                                                P->tda);
+}
+
+/* ---- softmax kernels ------------------------------------------------------------------ */
+
+void tfm_softmax_row(double *x, const double *m, size_t n)
+{
+    /* x ← x + m and its maximum in one pass; subtracting the maximum keeps every exp ≤ 1 */
+    double mx = -INFINITY;
+    if (m) {
+        for (size_t k = 0; k < n; k++) {
+            x[k] += m[k];
+            mx = x[k] > mx ? x[k] : mx;
+        }
+    } else {
+        for (size_t k = 0; k < n; k++)
+            mx = x[k] > mx ? x[k] : mx;
+    }
+    if (mx == -INFINITY) {
+        /* every key masked: no distribution, all weights 0. The maximum skips NaN, so a
+         * NaN can also land here: then, as everywhere, it poisons the whole row (with a
+         * finite entry beside it, it does so through the sum below) */
+        int nan = 0;
+        for (size_t k = 0; k < n; k++)
+            nan |= isnan(x[k]);
+        for (size_t k = 0; k < n; k++)
+            x[k] = nan ? NAN : 0.0;
+        return;
+    }
+    double sum = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        /* a masked score gives exactly 0 without calling exp: the causal mask hides half
+         * of a decoder's scores, so this saves half of its exps */
+        const double e = x[k] == -INFINITY ? 0.0 : exp(x[k] - mx);
+        x[k] = e;
+        sum += e;
+    }
+    const double inv = 1.0 / sum; /* sum ≥ 1: the maximum contributes exp(0) */
+    for (size_t k = 0; k < n; k++)
+        x[k] *= inv;
+}
+
+void tfm_softmax_row_backward(double *d, const double *y, size_t n)
+{
+    /* y = softmax(x):  dx_k = y_k (dy_k − Σ_j dy_j y_j), written over dy once the sum is
+     * known, so no second buffer has to be zeroed first */
+    double dot = 0.0;
+    for (size_t k = 0; k < n; k++)
+        dot += d[k] * y[k];
+    for (size_t k = 0; k < n; k++)
+        d[k] = y[k] * (d[k] - dot);
+}
+
+/* ---- scaled dot-product attention ------------------------------------------------------ */
+
+void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
+                           const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
+                           size_t NH)
+{
+    const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
+    assert(P->size1 == NH * Tq && P->size2 == Tk);
+    assert(!M || (M->size1 == Tq && M->size2 == Tk));
+    /* dividing by √dk keeps the scores' variance near 1 whatever the head width, so the
+     * softmax does not saturate (§3.2.1) */
+    const double scale = 1.0 / sqrt((double)dk);
+    for (size_t j = 0; j < NH; j++) {
+        gsl_matrix_const_view Qj = head(Q, j, dk), Kj = head(K, j, dk), Vj = head(Vm, j, dk);
+        gsl_matrix_view Oj = head_mut(O, j, dk), Pj = weights(P, j, Tq);
+        if (Tq == 1) {
+            /* one query, as in a decoding step: both products are matrix-vector products,
+             * and gemv skips the packing a one-row GEMM would pay for
+             *   s (Tk) = K_j (Tk,dk) · q (dk) / √dk;  p = softmax(s + m);
+             *   o (dk) = V_jᵀ (dk,Tk) · p (Tk) */
+            gsl_vector_const_view q = gsl_matrix_const_row(&Qj.matrix, 0);
+            gsl_vector_view p = gsl_matrix_row(&Pj.matrix, 0);
+            gsl_vector_view o = gsl_matrix_row(&Oj.matrix, 0);
+            gsl_blas_dgemv(CblasNoTrans, scale, &Kj.matrix, &q.vector, 0.0, &p.vector);
+            tfm_softmax_row(p.vector.data, M ? M->data : NULL, Tk);
+            gsl_blas_dgemv(CblasTrans, 1.0, &Vj.matrix, &p.vector, 0.0, &o.vector);
+            continue;
+        }
+        /* S_j (Tq,Tk) = Q_j (Tq,dk) · K_jᵀ (dk,Tk) / √dk, written where P_j will be */
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, &Qj.matrix, &Kj.matrix, 0.0,
+                       &Pj.matrix);
+        /* P_j = softmax(S_j + M), one row (one query) at a time; s + (−∞) = −∞ gives the
+         * weight exactly 0 */
+        for (size_t i = 0; i < Tq; i++)
+            tfm_softmax_row(gsl_matrix_ptr(&Pj.matrix, i, 0),
+                            M ? gsl_matrix_const_ptr(M, i, 0) : NULL, Tk);
+        /* O_j (Tq,dk) = P_j (Tq,Tk) · V_j (Tk,dk): each query's weighted mean of values */
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &Pj.matrix, &Vj.matrix, 0.0,
+                       &Oj.matrix);
+    }
+}
+
+void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
+                            const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
+                            const gsl_matrix *Vm, const gsl_matrix *P, size_t NH,
+                            double *scratch)
+{
+    const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
+    const double scale = 1.0 / sqrt((double)dk);
+    /* one head's (Tq, Tk) gradient, first of the weights (dP), then, in place, of the
+     * scores (dS); every head reuses it */
+    gsl_matrix_view dS = gsl_matrix_view_array(scratch, Tq, Tk);
+    for (size_t j = 0; j < NH; j++) {
+        gsl_matrix_const_view Qj = head(Q, j, dk), Kj = head(K, j, dk), Vj = head(Vm, j, dk);
+        gsl_matrix_const_view Pj = weights_const(P, j, Tq), dOj = head(dO, j, dk);
+        gsl_matrix_view dQj = head_mut(dQ, j, dk), dKj = head_mut(dK, j, dk);
+        gsl_matrix_view dVj = head_mut(dV, j, dk);
+
+        /* forward: O_j = P_j · V_j
+         *   dP_j (Tq,Tk) = dO_j (Tq,dk) · V_jᵀ (dk,Tk)
+         *   dV_j (Tk,dk) += P_jᵀ (Tk,Tq) · dO_j (Tq,dk) */
+        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &dOj.matrix, &Vj.matrix, 0.0,
+                       &dS.matrix);
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Pj.matrix, &dOj.matrix, 1.0,
+                       &dVj.matrix);
+
+        /* forward: P_j = softmax(S_j + M), row by row; M is a constant, so dS = d(S + M):
+         *   dS_i = P_i ⊙ (dP_i − (dP_i · P_i)), in place of dP_i.
+         * Masked weights are exactly 0, so their scores get gradient exactly 0. */
+        for (size_t i = 0; i < Tq; i++)
+            tfm_softmax_row_backward(gsl_matrix_ptr(&dS.matrix, i, 0),
+                                     gsl_matrix_const_ptr(&Pj.matrix, i, 0), Tk);
+
+        /* forward: S_j = Q_j · K_jᵀ / √dk
+         *   dQ_j (Tq,dk) += dS_j (Tq,Tk) · K_j (Tk,dk) / √dk
+         *   dK_j (Tk,dk) += dS_jᵀ (Tk,Tq) · Q_j (Tq,dk) / √dk */
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, scale, &dS.matrix, &Kj.matrix, 1.0,
+                       &dQj.matrix);
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, scale, &dS.matrix, &Qj.matrix, 1.0,
+                       &dKj.matrix);
+    }
+}
+
+/* ---- multi-head attention ------------------------------------------------------------ */
+
+void tfm_mha_project_q(gsl_matrix *Q, const gsl_matrix *Xq, const tfm_mha *p)
+{
+    const size_t D = Xq->size2;
+    /* W_q is the first D rows of the stacked in_proj, b_q its first D entries */
+    gsl_matrix_const_view Wq = gsl_matrix_const_submatrix(p->w_in, 0, 0, D, D);
+    gsl_matrix_const_view bq = gsl_matrix_const_submatrix(p->b_in, 0, 0, 1, D);
+    /* Q (N,D) = Xq (N,D) · W_qᵀ (D,D) + b_q */
+    tfm_linear_forward(Q, Xq, &Wq.matrix, &bq.matrix);
+}
+
+void tfm_mha_project_kv(gsl_matrix *KV, const gsl_matrix *Xkv, const tfm_mha *p)
+{
+    const size_t D = Xkv->size2;
+    /* [W_k; W_v] is rows D .. 3D−1 of in_proj: one (2D, D) block, so one GEMM makes both */
+    gsl_matrix_const_view Wkv = gsl_matrix_const_submatrix(p->w_in, D, 0, 2 * D, D);
+    gsl_matrix_const_view bkv = gsl_matrix_const_submatrix(p->b_in, 0, D, 1, 2 * D);
+    /* [K | V] (N,2D) = Xkv (N,D) · [W_k; W_v]ᵀ (D,2D) + [b_k, b_v] */
+    tfm_linear_forward(KV, Xkv, &Wkv.matrix, &bkv.matrix);
+}
+
+void tfm_mha_attend(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q, const gsl_matrix *KV,
+                    const gsl_matrix *M, size_t B, size_t Tk, size_t stride, size_t NH)
+{
+    const size_t Tq = Q->size1 / B, D = Q->size2;
+    assert(Q->size1 == B * Tq && stride >= Tk && KV->size1 >= (B - 1) * stride + Tk);
+    for (size_t b = 0; b < B; b++) {
+        /* sequence b: its Tq queries, and its Tk keys (left half of KV) and values (right
+         * half) from row b·stride on */
+        const double *kv = gsl_matrix_const_ptr(KV, b * stride, 0);
+        gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(Q, b * Tq, 0, Tq, D);
+        gsl_matrix_const_view Kb = gsl_matrix_const_view_array_with_tda(kv, Tk, D, KV->tda);
+        gsl_matrix_const_view Vb = gsl_matrix_const_view_array_with_tda(kv + D, Tk, D,
+                                                                        KV->tda);
+        gsl_matrix_view Ob = gsl_matrix_submatrix(O, b * Tq, 0, Tq, D);
+        gsl_matrix_view Pb = gsl_matrix_submatrix(P, b * NH * Tq, 0, NH * Tq, Tk);
+        tfm_attention_forward(&Ob.matrix, &Pb.matrix, &Qb.matrix, &Kb.matrix, &Vb.matrix, M,
+                              NH);
+    }
+}
+
+void tfm_mha_output(gsl_matrix *Y, const gsl_matrix *O, const tfm_mha *p)
+{
+    /* Y (N,D) += O (N,D) · W_oᵀ (D,D) + b_o: W_o mixes what the heads found */
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, O, p->w_out, 1.0, Y);
+    op_add_bias(Y, p->b_out);
+}
+
+void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
+                     const gsl_matrix *Xkv, const tfm_mha *p, const gsl_matrix *M, size_t B,
+                     size_t NH)
+{
+    const size_t Tk = Xkv->size1 / B;
+    if (Xq == Xkv && a->qkv.matrix.data) {
+        /* [Q | K | V] (N,3D) = X (N,D) · [W_q; W_k; W_v]ᵀ (D,3D) + b_in: one GEMM */
+        tfm_linear_forward(&a->qkv.matrix, Xq, p->w_in, p->b_in);
+    } else {
+        tfm_mha_project_q(&a->q.matrix, Xq, p);
+        tfm_mha_project_kv(&a->kv.matrix, Xkv, p);
+    }
+    tfm_mha_attend(&a->o.matrix, &a->p.matrix, &a->q.matrix, &a->kv.matrix, M, B, Tk, Tk, NH);
+    tfm_mha_output(Y, &a->o.matrix, p);
+}
+
+void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_matrix *dY,
+                      const gsl_matrix *Xq, const gsl_matrix *Xkv, const tfm_mha_act *a,
+                      const tfm_mha *p, size_t B, size_t NH, const tfm_work *w)
+{
+    const size_t Nq = Xq->size1, Nk = Xkv->size1, D = Xq->size2;
+    const size_t Tq = Nq / B, Tk = Nk / B;
+    assert(Nq <= w->rows && Nk <= w->rows && Tq <= w->keys && Tk <= w->keys);
+    /* self-attention with one [Q | K | V]: its gradient is one matrix too, and two GEMMs
+     * send it back; otherwise dQ and d[K | V] are blocks of the same scratch */
+    const int fused = Xq == Xkv && dXq == dXkv && a->qkv.matrix.data;
+    const size_t rows = Nq > Nk ? Nq : Nk;
+    gsl_matrix_view dO = gsl_matrix_view_array(w->dout, Nq, D);
+    gsl_matrix_view dQKV = gsl_matrix_view_array(w->dqkv, rows, 3 * D);
+    gsl_matrix_view dQ = gsl_matrix_submatrix(&dQKV.matrix, 0, 0, Nq, D);
+    gsl_matrix_view dKV = gsl_matrix_submatrix(&dQKV.matrix, 0, D, Nk, 2 * D);
+
+    /* forward: Y += O · W_oᵀ + b_o
+     *   dW_o (D,D) += dYᵀ (D,Nq) · O (Nq,D);  db_o += Σ_rows dY
+     *   dO (Nq,D) = dY (Nq,D) · W_o (D,D) */
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dY, &a->o.matrix, 1.0, dp->w_out);
+    op_bias_backward(dp->b_out, dY);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dY, p->w_out, 0.0, &dO.matrix);
+
+    /* forward: O_b = Attention(Q_b, K_b, V_b) for each sequence b; the attention backward
+     * adds into dQ and d[K | V], so they start at 0 */
+    gsl_matrix_set_zero(&dQKV.matrix);
+    for (size_t b = 0; b < B; b++) {
+        gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(&a->q.matrix, b * Tq, 0, Tq, D);
+        gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(&a->kv.matrix, b * Tk, 0, Tk, D);
+        gsl_matrix_const_view Vb = gsl_matrix_const_submatrix(&a->kv.matrix, b * Tk, D, Tk, D);
+        gsl_matrix_const_view Pb = gsl_matrix_const_submatrix(&a->p.matrix, b * NH * Tq, 0,
+                                                               NH * Tq, Tk);
+        gsl_matrix_const_view dOb = gsl_matrix_const_submatrix(&dO.matrix, b * Tq, 0, Tq, D);
+        gsl_matrix_view dQb = gsl_matrix_submatrix(&dQ.matrix, b * Tq, 0, Tq, D);
+        gsl_matrix_view dKb = gsl_matrix_submatrix(&dKV.matrix, b * Tk, 0, Tk, D);
+        gsl_matrix_view dVb = gsl_matrix_submatrix(&dKV.matrix, b * Tk, D, Tk, D);
+        tfm_attention_backward(&dQb.matrix, &dKb.matrix, &dVb.matrix, &dOb.matrix, &Qb.matrix,
+                               &Kb.matrix, &Vb.matrix, &Pb.matrix, NH, w->att);
+    }
+
+    if (fused) {
+        /* forward: [Q | K | V] = X · [W_q; W_k; W_v]ᵀ + b_in
+         *   dW_in (3D,D) += dQKVᵀ (3D,N) · X (N,D);  db_in += Σ_rows dQKV
+         *   dX (N,D) += dQKV (N,3D) · W_in (3D,D) */
+        gsl_matrix_view dQKVn = gsl_matrix_submatrix(&dQKV.matrix, 0, 0, Nq, 3 * D);
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQKVn.matrix, Xq, 1.0, dp->w_in);
+        op_bias_backward(dp->b_in, &dQKVn.matrix);
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQKVn.matrix, p->w_in, 1.0, dXq);
+        return;
+    }
+
+    /* forward: [K | V] = Xkv · [W_k; W_v]ᵀ + [b_k, b_v]
+     *   d[W_k; W_v] (2D,D) += dKVᵀ (2D,Nk) · Xkv (Nk,D);  d[b_k, b_v] += Σ_rows dKV
+     *   dXkv (Nk,D) += dKV (Nk,2D) · [W_k; W_v] (2D,D) */
+    gsl_matrix_const_view Wkv = gsl_matrix_const_submatrix(p->w_in, D, 0, 2 * D, D);
+    gsl_matrix_view dWkv = gsl_matrix_submatrix(dp->w_in, D, 0, 2 * D, D);
+    gsl_matrix_view dbkv = gsl_matrix_submatrix(dp->b_in, 0, D, 1, 2 * D);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dKV.matrix, Xkv, 1.0, &dWkv.matrix);
+    op_bias_backward(&dbkv.matrix, &dKV.matrix);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dKV.matrix, &Wkv.matrix, 1.0, dXkv);
+
+    /* forward: Q = Xq · W_qᵀ + b_q
+     *   dW_q (D,D) += dQᵀ (D,Nq) · Xq (Nq,D);  db_q += Σ_rows dQ
+     *   dXq (Nq,D) += dQ (Nq,D) · W_q (D,D)
+     * When dXq and dXkv are the same matrix, both paths add into it. */
+    gsl_matrix_const_view Wq = gsl_matrix_const_submatrix(p->w_in, 0, 0, D, D);
+    gsl_matrix_view dWq = gsl_matrix_submatrix(dp->w_in, 0, 0, D, D);
+    gsl_matrix_view dbq = gsl_matrix_submatrix(dp->b_in, 0, 0, 1, D);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQ.matrix, Xq, 1.0, &dWq.matrix);
+    op_bias_backward(&dbq.matrix, &dQ.matrix);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQ.matrix, &Wq.matrix, 1.0, dXq);
+}

@@ -1,0 +1,378 @@
+/* tfm.h — the encoder-decoder Transformer of Vaswani et al. 2017, "Attention Is All You
+ * Need", with the forward and the backward pass of every piece (prefix: tfm_).
+ *
+ * Shapes. B batch, Ts source length, Tt target length, T either, N = B·T rows,
+ * D model width (d_model), NH heads, dk = D/NH the width of one head, F feed-forward
+ * width (d_ff), V vocabulary (the data symbols plus BOS), Lmax = max_len, L layers.
+ *
+ * Layout. The activations of B sequences are row-major (N, ·) matrices whose row b·T + t
+ * is position t of sequence b, so every projection is one GEMM over all N rows. Head j of
+ * a (N, D) matrix is its column block j·dk .. (j+1)·dk − 1, seen in place through
+ * gsl_matrix_view_array_with_tda (row stride D), never copied.
+ *
+ * Ownership. Parameters are views into the model's arena (common/tensor.h): the structs
+ * below only point into it, one copy pointing at the values and one, of the same type,
+ * at the gradients. Activations are views into one block that reserve() allocates for the
+ * largest batch and that each forward carves again at the sizes of its batch; backward
+ * reads what the last forward left there. Nothing allocates during a step.
+ *
+ * Conventions as in PyTorch's nn.Transformer, so weights are comparable: W_q, W_k, W_v are
+ * stacked in one (3D, D) matrix (in_proj_weight); every linear map stores W as (out, in)
+ * and computes y = x·Wᵀ + b.
+ *
+ * Argument order, everywhere: outputs first, then inputs and weights, then sizes.
+ * Backward takes the gradients it accumulates (+=), then the upstream gradient, then
+ * what the forward kept, then the weights.
+ */
+#ifndef ATTNLAB_TFM_H
+#define ATTNLAB_TFM_H
+
+#include <stddef.h>
+#include <gsl/gsl_matrix.h>
+
+#include "../common/model.h"
+#include "../common/tensor.h"
+
+#define TFM_LN_EPS 1e-5 /* ε of layer norm, as PyTorch's default */
+
+/* ---- parameters -------------------------------------------------------------------- */
+
+/* Layer norm (Ba et al. 2016): y = γ ⊙ (x − μ)/√(σ² + ε) + β over the D features. */
+typedef struct tfm_norm {
+    gsl_matrix *g; /* (1, D) gain γ, starts at 1 */
+    gsl_matrix *b; /* (1, D) bias β, starts at 0 */
+} tfm_norm;
+
+/* Multi-head attention (§3.2.2): the projections of queries, keys, values and output. */
+typedef struct tfm_mha {
+    gsl_matrix *w_in;  /* (3D, D) [W_q; W_k; W_v] stacked by rows (PyTorch's in_proj) */
+    gsl_matrix *b_in;  /* (1, 3D) [b_q, b_k, b_v] */
+    gsl_matrix *w_out; /* (D, D) W_o, mixes the concatenated heads */
+    gsl_matrix *b_out; /* (1, D) b_o */
+} tfm_mha;
+
+/* Position-wise feed-forward network (§3.3, Eq. 2):
+ *     FFN(x) = max(0, x·W_1ᵀ + b_1)·W_2ᵀ + b_2 */
+typedef struct tfm_ffn {
+    gsl_matrix *w1; /* (F, D) */
+    gsl_matrix *b1; /* (1, F) */
+    gsl_matrix *w2; /* (D, F) */
+    gsl_matrix *b2; /* (1, D) */
+} tfm_ffn;
+
+/* One encoder layer (§3.1): self-attention, then feed-forward, each a residual sublayer. */
+typedef struct tfm_enc_layer {
+    tfm_norm ln1;  /* norm of the attention sublayer */
+    tfm_mha attn;  /* self-attention: queries, keys and values from the layer's input */
+    tfm_norm ln2;  /* norm of the feed-forward sublayer */
+    tfm_ffn ff;
+} tfm_enc_layer;
+
+/* One decoder layer (§3.1): masked self-attention, cross-attention, feed-forward. */
+typedef struct tfm_dec_layer {
+    tfm_norm ln1;
+    tfm_mha self;  /* masked self-attention over the target prefix */
+    tfm_norm ln2;
+    tfm_mha cross; /* queries from the decoder, keys and values from the memory */
+    tfm_norm ln3;
+    tfm_ffn ff;
+} tfm_dec_layer;
+
+/* ---- the size table, written once ---------------------------------------------------
+ * One walk over a model's tensors, in arena order, serves three passes: counting them,
+ * writing the size table, and handing out the value and gradient views of the built
+ * arena. Names and shapes are therefore written in exactly one place. */
+typedef struct tfm_walk {
+    arena_spec *spec; /* size table being written, or NULL */
+    arena *a;         /* built arena whose views are handed out, or NULL */
+    size_t n;         /* tensors visited so far */
+    int failed;       /* a name did not fit ARENA_NAME_MAX */
+} tfm_walk;
+
+/* Visits one tensor called prefix.name of shape (rows, cols): counts it, describes it in
+ * the size table, or points *w and *g at its value and gradient, depending on the pass. */
+void tfm_walk_tensor(tfm_walk *wk, gsl_matrix **w, gsl_matrix **g, const char *prefix,
+                     const char *name, size_t rows, size_t cols);
+void tfm_walk_norm(tfm_walk *wk, tfm_norm *w, tfm_norm *g, const char *prefix, size_t D);
+void tfm_walk_mha(tfm_walk *wk, tfm_mha *w, tfm_mha *g, const char *prefix, size_t D);
+void tfm_walk_ffn(tfm_walk *wk, tfm_ffn *w, tfm_ffn *g, const char *prefix, size_t D,
+                  size_t F);
+void tfm_walk_enc_layer(tfm_walk *wk, tfm_enc_layer *w, tfm_enc_layer *g, const char *prefix,
+                        size_t D, size_t F);
+void tfm_walk_dec_layer(tfm_walk *wk, tfm_dec_layer *w, tfm_dec_layer *g, const char *prefix,
+                        size_t D, size_t F);
+
+/* Builds arena a from the tensors that visit(wk, ctx) walks: counts them, writes the size
+ * table, allocates the arena (zeroed) and walks once more to hand out the views. Returns
+ * 0, or -1 when memory runs out or a name is too long (a is then empty). */
+int tfm_walk_build(arena *a, void (*visit)(tfm_walk *wk, void *ctx), void *ctx);
+
+/* ---- carving activations out of one block -------------------------------------------
+ * A carver hands out consecutive pieces of a block. With a NULL block it only counts, so
+ * the same carving code first measures the block (in reserve) and then cuts it up. */
+typedef struct tfm_carver {
+    double *base; /* block being cut, or NULL to count only */
+    size_t used;  /* doubles handed out so far */
+    int overflow; /* a size did not fit in size_t */
+} tfm_carver;
+
+/* The next rows·cols doubles as a (rows, cols) matrix view (an empty view when counting). */
+gsl_matrix_view tfm_carve_matrix(tfm_carver *c, size_t rows, size_t cols);
+/* The next n doubles (NULL when counting). */
+double *tfm_carve_vector(tfm_carver *c, size_t n);
+
+/* ---- activations --------------------------------------------------------------------- */
+
+/* A residual sublayer around a function f (attention or feed-forward), in either order:
+ *   pre-LN  (Xiong et al. 2020; the default):  y = x + f(LN(x))
+ *   post-LN (the paper, §3.1: "LayerNorm(x + Sublayer(x))"):  y = LN(x + f(x)) */
+typedef struct tfm_sub_act {
+    gsl_matrix_view n; /* (N, D) pre-LN: LN(x), f's input; post-LN: x + f(x), LN's input */
+    double *mean;      /* (N) mean of each row that LN normalised */
+    double *rstd;      /* (N) 1/√(σ² + ε) of each such row */
+    gsl_matrix_view y; /* (N, D) the residual stream after the sublayer */
+} tfm_sub_act;
+
+/* What multi-head attention keeps for its backward, for B sequences of Tq queries and Tk
+ * keys. In self-attention (Tq = Tk = T) Q, K and V are the column blocks of one (B·T, 3D)
+ * matrix, so one GEMM with the whole in_proj makes all three (as PyTorch does). */
+typedef struct tfm_mha_act {
+    gsl_matrix_view qkv; /* (B·T, 3D) [Q | K | V] in self-attention; an empty view otherwise */
+    gsl_matrix_view q;   /* (B·Tq, D) Q = Xq·W_qᵀ + b_q, head j in columns j·dk .. */
+    gsl_matrix_view kv;  /* (B·Tk, 2D) [K | V] = Xkv·[W_k; W_v]ᵀ + [b_k, b_v] */
+    gsl_matrix_view p;   /* (B·NH·Tq, Tk) attention weights, row (b·NH + j)·Tq + i */
+    gsl_matrix_view o;   /* (B·Tq, D) the heads' outputs side by side, the input of W_o */
+} tfm_mha_act;
+
+/* One encoder layer's activations for B sequences of Ts positions. */
+typedef struct tfm_enc_act {
+    tfm_sub_act s1;    /* attention sublayer; s1.y is the stream after it */
+    tfm_mha_act att;   /* (B, Ts, Ts) self-attention */
+    tfm_sub_act s2;    /* feed-forward sublayer; s2.y is the layer's output */
+    gsl_matrix_view h; /* (B·Ts, F) max(0, x·W_1ᵀ + b_1), kept after the ReLU */
+} tfm_enc_act;
+
+/* One decoder layer's activations for B sequences of Tt positions reading Ts. */
+typedef struct tfm_dec_act {
+    tfm_sub_act s1;    /* masked self-attention sublayer */
+    tfm_mha_act self;  /* (B, Tt, Tt); self.kv doubles as the key/value cache in decoding */
+    tfm_sub_act s2;    /* cross-attention sublayer */
+    tfm_mha_act cross; /* (B, Tt, Ts); cross.kv holds the memory's keys and values */
+    tfm_sub_act s3;    /* feed-forward sublayer; s3.y is the layer's output */
+    gsl_matrix_view h; /* (B·Tt, F) */
+} tfm_dec_act;
+
+void tfm_sub_act_carve(tfm_sub_act *s, tfm_carver *c, size_t N, size_t D);
+/* self: carve q and kv as the column blocks of one [Q | K | V] matrix (needs Tq = Tk). */
+void tfm_mha_act_carve(tfm_mha_act *a, tfm_carver *c, size_t B, size_t Tq, size_t Tk,
+                       size_t D, size_t NH, int self);
+void tfm_enc_act_carve(tfm_enc_act *a, tfm_carver *c, size_t B, size_t T, size_t D, size_t F,
+                       size_t NH);
+void tfm_dec_act_carve(tfm_dec_act *a, tfm_carver *c, size_t B, size_t Tt, size_t Ts,
+                       size_t D, size_t F, size_t NH);
+
+/* Scratch of the backward pass, shared by all layers (each uses it, then the next). The
+ * pointers are raw so each use makes views of the size it needs. */
+typedef struct tfm_work {
+    size_t rows, keys;  /* capacity: N ≤ rows, Tq and Tk ≤ keys */
+    double *g;    /* (rows, D) gradient of the residual stream inside a layer */
+    double *dn;   /* (rows, D) gradient of a sublayer's n (see tfm_sub_act) */
+    double *dqkv; /* (rows, 3D) gradient of [Q | K | V] (or of Q and of [K | V] apart) */
+    double *dout; /* (rows, D) gradient of the concatenated head outputs */
+    double *dh;   /* (rows, F) gradient of the feed-forward hidden layer */
+    double *att;  /* (keys·keys) gradient of one head's weights P_j, then of its scores */
+} tfm_work;
+
+void tfm_work_carve(tfm_work *w, tfm_carver *c, size_t rows, size_t keys, size_t D, size_t F);
+
+/* ---- linear maps ------------------------------------------------------------------- */
+
+/* Y (N, n) = X (N, m)·Wᵀ (m, n) + b (1, n). Y starts as b in every row and the GEMM adds
+ * X·Wᵀ onto it (beta = 1): no pass for the bias, and none for BLAS to zero Y first. Y may
+ * have any row stride. */
+void tfm_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
+                        const gsl_matrix *b);
+
+/* ---- layer norm --------------------------------------------------------------------- */
+
+/* Y (N, D) = γ ⊙ (X − μ)/√(σ² + ε) + β, row by row; writes mean and rstd (N). Y ≠ X. */
+void tfm_layernorm_forward(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
+                           const tfm_norm *p);
+/* Accumulates dX (N, D), dp->g and dp->b from dY (N, D), the input X and the statistics
+ * the forward wrote. */
+void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
+                            const gsl_matrix *X, const double *mean, const double *rstd,
+                            const tfm_norm *p);
+
+/* ---- scaled dot-product attention (§3.2.1, Eq. 1), one sequence, all heads ----------- */
+
+/* One row of attention weights: x (n) ← softmax(x + m), with m (n) a mask row of 0 and
+ * −∞, or NULL. The same numbers as op_softmax_row on x + m (masked entries exactly 0, a
+ * fully masked row all 0, a row with a NaN all NaN), in fewer passes and without an exp
+ * per masked entry. */
+void tfm_softmax_row(double *x, const double *m, size_t n);
+/* Its backward in place: on entry d (n) = ∂L/∂y, on return d = ∂L/∂x for y (n) =
+ * softmax(x). The same numbers as op_softmax_row_backward into a zeroed dx (with no dx
+ * to zero first). */
+void tfm_softmax_row_backward(double *d, const double *y, size_t n);
+
+/* For each head j: P_j = softmax(Q_j·K_jᵀ/√dk + M), O_j = P_j·V_j.
+ * Q (Tq, D), K and Vm (Tk, D), O (Tq, D): any row stride, head j in columns j·dk .. .
+ * P (NH·Tq, Tk): head j in rows j·Tq .. . M (Tq, Tk) adds 0 where a query may look and
+ * −∞ where it may not, or is NULL for no mask. A query whose every key is masked gets
+ * weights 0 and output 0 (never NaN). */
+void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
+                           const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
+                           size_t NH);
+/* Accumulates dQ (Tq, D), dK and dV (Tk, D) from dO (Tq, D) and what the forward read and
+ * wrote. scratch holds Tq·Tk doubles. */
+void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
+                            const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
+                            const gsl_matrix *Vm, const gsl_matrix *P, size_t NH,
+                            double *scratch);
+
+/* ---- multi-head attention (§3.2.2) --------------------------------------------------
+ * MultiHead(Xq, Xkv) = Concat(head_1, ..., head_NH)·W_oᵀ + b_o,
+ * head_j = Attention(Xq·W_q,jᵀ, Xkv·W_k,jᵀ, Xkv·W_v,jᵀ). Its four steps are public so
+ * that decoding can put keys and values in a cache between them. */
+
+/* Q (N, D) = Xq (N, D)·W_qᵀ + b_q. */
+void tfm_mha_project_q(gsl_matrix *Q, const gsl_matrix *Xq, const tfm_mha *p);
+/* KV (N, 2D) = Xkv (N, D)·[W_k; W_v]ᵀ + [b_k, b_v]. KV may have any row stride. */
+void tfm_mha_project_kv(gsl_matrix *KV, const gsl_matrix *Xkv, const tfm_mha *p);
+/* Attention of each of B sequences: Q (B·Tq, D) → O (B·Tq, D), P (B·NH·Tq, Tk). Sequence
+ * b's keys and values are the Tk rows of KV starting at row b·stride (stride ≥ Tk, so a
+ * cache with room for more positions can be read as it fills). */
+void tfm_mha_attend(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q, const gsl_matrix *KV,
+                    const gsl_matrix *M, size_t B, size_t Tk, size_t stride, size_t NH);
+/* Y (N, D) += O (N, D)·W_oᵀ + b_o: adds, so the residual connection costs nothing. */
+void tfm_mha_output(gsl_matrix *Y, const gsl_matrix *O, const tfm_mha *p);
+
+/* Y (B·Tq, D) += MultiHead(Xq (B·Tq, D), Xkv (B·Tk, D)) with mask M (Tq, Tk) or NULL,
+ * keeping in a what the backward needs. Self-attention passes the same matrix twice (and
+ * then makes Q, K, V with one GEMM when a was carved for it). */
+void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
+                     const gsl_matrix *Xkv, const tfm_mha *p, const gsl_matrix *M, size_t B,
+                     size_t NH);
+/* Accumulates dXq, dXkv (which may be the same matrix) and dp from dY (B·Tq, D). */
+void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_matrix *dY,
+                      const gsl_matrix *Xq, const gsl_matrix *Xkv, const tfm_mha_act *a,
+                      const tfm_mha *p, size_t B, size_t NH, const tfm_work *w);
+
+/* ---- position-wise feed-forward (§3.3) ---------------------------------------------- */
+
+/* H (N, F) = max(0, X·W_1ᵀ + b_1); Y (N, D) += H·W_2ᵀ + b_2. */
+void tfm_ffn_forward(gsl_matrix *Y, gsl_matrix *H, const gsl_matrix *X, const tfm_ffn *p);
+/* Accumulates dX (N, D) and dp from dY (N, D). */
+void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, const gsl_matrix *dY, const gsl_matrix *X,
+                      const gsl_matrix *H, const tfm_ffn *p, const tfm_work *w);
+
+/* ---- layers (§3.1) ------------------------------------------------------------------ */
+
+/* Opens the residual sublayer s around its input x (N, D): in pre-LN order writes
+ * s->n = LN(x). Returns the matrix into which f must add its output, already holding x
+ * (the residual connection): s->y in pre-LN order, s->n in post-LN order. */
+gsl_matrix *tfm_sublayer_open(tfm_sub_act *s, const gsl_matrix *x, const tfm_norm *ln,
+                              int post_ln);
+/* What f reads, given the sublayer's input x: s->n = LN(x) in pre-LN order, x in post-LN. */
+const gsl_matrix *tfm_sublayer_input(const tfm_sub_act *s, const gsl_matrix *x, int post_ln);
+/* Closes the sublayer after f: in post-LN order normalises the sum, s->y = LN(s->n). */
+void tfm_sublayer_close(tfm_sub_act *s, const tfm_norm *ln, int post_ln);
+
+/* Encoder layer on X (B·T, D): self-attention (every position attends to every position),
+ * then feed-forward. Output in a->s2.y. */
+void tfm_encoder_layer_forward(tfm_enc_act *a, const gsl_matrix *X, const tfm_enc_layer *p,
+                               size_t B, size_t NH, int post_ln);
+/* Accumulates dX (B·T, D) and dp from dY, the gradient of a->s2.y. */
+void tfm_encoder_layer_backward(gsl_matrix *dX, tfm_enc_layer *dp, const gsl_matrix *dY,
+                                const gsl_matrix *X, const tfm_enc_act *a,
+                                const tfm_enc_layer *p, size_t B, size_t NH, int post_ln,
+                                const tfm_work *w);
+
+/* Decoder layer on X (B·Tt, D) with the memory Mem (B·Ts, D): self-attention under mask
+ * (Tt, Tt) (the causal mask, or NULL), cross-attention on the memory, feed-forward.
+ * Output in a->s3.y. */
+void tfm_decoder_layer_forward(tfm_dec_act *a, const gsl_matrix *X, const gsl_matrix *Mem,
+                               const gsl_matrix *mask, const tfm_dec_layer *p, size_t B,
+                               size_t NH, int post_ln);
+/* Accumulates dX (B·Tt, D), dMem (B·Ts, D) and dp from dY, the gradient of a->s3.y. */
+void tfm_decoder_layer_backward(gsl_matrix *dX, gsl_matrix *dMem, tfm_dec_layer *dp,
+                                const gsl_matrix *dY, const gsl_matrix *X,
+                                const gsl_matrix *Mem, const tfm_dec_act *a,
+                                const tfm_dec_layer *p, size_t B, size_t NH, int post_ln,
+                                const tfm_work *w);
+
+/* ---- the model `transformer` ------------------------------------------------------- */
+
+typedef enum { TFM_POS_SINUSOIDAL, TFM_POS_LEARNED, TFM_POS_NONE } tfm_pos;
+
+/* PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)), PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
+void tfm_sinusoid(double *pe, size_t Lmax, size_t D);
+
+/* Every parameter tensor; the model holds one of these for values, one for gradients. */
+typedef struct tfm_weights {
+    gsl_matrix *enc_emb;   /* (V, D) source token embeddings */
+    gsl_matrix *dec_emb;   /* (V, D) target token embeddings */
+    gsl_matrix *pos;       /* (Lmax, D) learned positions, shared by both stacks; or NULL */
+    tfm_enc_layer *enc;    /* (L) encoder layers */
+    tfm_norm enc_norm;     /* final norm of the encoder stack */
+    tfm_dec_layer *dec;    /* (L) decoder layers */
+    tfm_norm dec_norm;     /* final norm of the decoder stack */
+    gsl_matrix *out_w;     /* (V, D) output projection to the vocabulary */
+    gsl_matrix *out_b;     /* (1, V) */
+} tfm_weights;
+
+/* One greedy-decoding step for B sequences: the decoder at one new position. */
+typedef struct tfm_step {
+    gsl_matrix_view x;      /* (B, D) residual stream at the current position */
+    tfm_sub_act s[3];       /* (B, ·) the three sublayers of one decoder layer */
+    gsl_matrix_view q;      /* (B, D) the new position's query */
+    gsl_matrix_view o;      /* (B, D) attention output */
+    double *p;              /* (B·NH·max(Ts, Tt)) attention weights of this step */
+    gsl_matrix_view h;      /* (B, F) */
+    gsl_matrix_view z;      /* (B, D) after the final norm */
+    double *z_mean, *z_rstd; /* (B) */
+    gsl_matrix_view logits; /* (B, V) */
+} tfm_step;
+
+/* The run-time state: every activation of one batch, views into one block. */
+typedef struct tfm_state {
+    size_t cap_B, cap_Ts, cap_Tt; /* the reservation */
+    double *block;                /* every activation, carved again per batch */
+    double *mask_block;           /* (cap_Tt, cap_Tt) causal mask: 0 at j ≤ i, −∞ above */
+    int *ids;                     /* (max(cap_B, cap_Tt)) tokens fed back while decoding */
+    size_t B, Ts, Tt;             /* the batch the views below were carved for */
+    gsl_matrix_view xs;           /* (B·Ts, D) encoder input: emb_scale·E_src[x] + PE */
+    tfm_enc_act *enc;             /* (L) */
+    gsl_matrix_view mem;          /* (B·Ts, D) memory: final encoder norm of the stack */
+    double *mem_mean, *mem_rstd;  /* (B·Ts) */
+    gsl_matrix_view xt;           /* (B·Tt, D) decoder input: emb_scale·E_tgt[y] + PE */
+    tfm_dec_act *dec;             /* (L) */
+    gsl_matrix_view z;            /* (B·Tt, D) final decoder norm */
+    double *z_mean, *z_rstd;      /* (B·Tt) */
+    gsl_matrix_view logits;       /* (B·Tt, V) */
+    gsl_matrix_view dlogits;      /* (B·Tt, V) written by the forward's cross-entropy */
+    gsl_matrix_view mask;         /* (Tt, Tt) top-left corner of mask_block */
+    double *dstream[2];           /* (B·max(Ts, Tt)·D) each: stream gradients, ping-pong */
+    gsl_matrix_view dmem;         /* (B·Ts, D) gradient of the memory, summed over layers */
+    tfm_work work;
+    tfm_step step;
+    int no_mask; /* tests only: 1 drops the causal mask, to show that its test can fail */
+} tfm_state;
+
+typedef struct tfm_model {
+    model base;        /* first, so a tfm_model * is a model * */
+    size_t D, NH, F, L, V, Lmax;
+    int post_ln;
+    tfm_pos pos;
+    double emb_scale;  /* embeddings are multiplied by this (1: not by √D; see docs) */
+    double *pe;        /* (Lmax, D) sinusoidal table when pos is sinusoidal, else NULL */
+    tfm_weights w;     /* parameter values (views into base.params.data) */
+    tfm_weights g;     /* gradients (views into base.params.grad) */
+    tfm_state s;
+} tfm_model;
+
+/* The registered model `transformer`. */
+extern const model_ops tfm_ops;
+
+#endif
