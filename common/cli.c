@@ -1516,7 +1516,7 @@ typedef struct job {
     int argc;
     pid_t pid;
     double start, seconds;
-    int state;          /* 0 waiting, 1 running, 2 done, 3 failed, 4 skipped */
+    int state;          /* 0 waiting, 1 running, 2 done, 3 failed, 4 skipped, 5 stopped */
 } job;
 
 __attribute__((format(printf, 2, 3))) static void job_arg(job *j, const char *fmt, ...)
@@ -1555,12 +1555,12 @@ static int write_command(FILE *f, const void *ctx)
     return ferror(f) ? -1 : 0;
 }
 
-/* Has job j finished in an earlier invocation with the same command? */
-static int job_finished(const job *j)
+/* Did an earlier invocation start job j with the same command (DIR/command.txt)? */
+static int same_command(const job *j)
 {
     char path[AFILE_PATH_MAX], *text = NULL, want[8192];
     size_t cap = 0;
-    if (!exists_in(j->dir, "eval.tsv") || afile_join(path, sizeof path, j->dir, "command.txt"))
+    if (afile_join(path, sizeof path, j->dir, "command.txt") != 0)
         return 0;
     FILE *f = fopen(path, "r"), *mem = fmemopen(want, sizeof want, "w");
     if (!f || !mem) {
@@ -1577,6 +1577,16 @@ static int job_finished(const job *j)
     int same = got > 0 && strcmp(text, want) == 0;
     free(text);
     return same;
+}
+
+/* Has job j finished in an earlier invocation with the same command? */
+static int job_finished(const job *j) { return exists_in(j->dir, "eval.tsv") && same_command(j); }
+
+/* Was job j stopped part-way with its state saved? Then it resumes instead of restarting. */
+static int job_resumable(const job *j)
+{
+    return !exists_in(j->dir, "eval.tsv") && exists_in(j->dir, "checkpoint.ckpt") &&
+           exists_in(j->dir, "args.txt") && same_command(j);
 }
 
 typedef struct manifest_ctx {
@@ -1608,8 +1618,12 @@ static int write_manifest(FILE *f, const void *p)
             fprintf(f, "finished earlier\n");
         else if (j->state == 2)
             fprintf(f, "%.1f\n", j->seconds);
-        else
+        else if (j->state == 5)
+            fprintf(f, "stopped after %.1f s (resumable)\n", j->seconds);
+        else if (j->state == 3)
             fprintf(f, "failed\n");
+        else
+            fprintf(f, "not started\n");
     }
     return ferror(f) ? -1 : 0;
 }
@@ -1782,22 +1796,38 @@ static int cmd_compare(int argc, char **argv)
     fprintf(stderr, "%s: %zu runs (%zu models x %zu seeds), %zu to do, %zu at a time, "
             "into %s\n", current_cmd, njobs, nm, seeds, todo, jobs, out);
     size_t next = 0;
+    int forwarded = 0;
+    catch_stop_signals();
     while (done_count < todo) {
-        while (running < jobs && next < njobs) {
+        /* a stop signal: no new run starts; the running ones get the signal (when it was
+         * sent to this process alone), save their state and exit; then this one does */
+        if (stop_signal && !forwarded) {
+            for (size_t k = 0; k < njobs; k++)
+                if (jl[k].state == 1)
+                    kill(jl[k].pid, (int)stop_signal);
+            forwarded = 1;
+        }
+        while (!stop_signal && running < jobs && next < njobs) {
             job *j = &jl[next++];
             if (j->state == 4)
                 continue;
-            if (afile_mkdirs(j->dir, err, sizeof err) != 0 ||
-                write_file(j->dir, "command.txt", write_command, j) != 0) {
+            const int resume = job_resumable(j);
+            if (!resume && (afile_mkdirs(j->dir, err, sizeof err) != 0 ||
+                            write_file(j->dir, "command.txt", write_command, j) != 0)) {
                 j->state = 3;
                 failed++;
                 done_count++;
                 continue;
             }
+            if (resume)
+                fprintf(stderr, "%s %s seed %lu: resuming from its checkpoint\n", current_cmd,
+                        j->model, j->seed);
             fflush(NULL);
             j->pid = fork();
             if (j->pid == 0) {
-                execv(exe, j->argv);
+                static char train_w[] = "train", resume_w[] = "--resume", quiet_w[] = "--quiet";
+                char *again[] = {j->argv[0], train_w, resume_w, j->dir, quiet_w, NULL};
+                execv(exe, resume ? again : j->argv);
                 _exit(127);
             }
             if (j->pid < 0) {
@@ -1814,19 +1844,31 @@ static int cmd_compare(int argc, char **argv)
             break;
         int st;
         pid_t pid = wait(&st);
-        if (pid < 0)
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue; /* a signal: handled at the top of the loop */
             break;
+        }
         for (size_t k = 0; k < njobs; k++)
             if (jl[k].state == 1 && jl[k].pid == pid) {
                 job *j = &jl[k];
                 j->seconds = train_now() - j->start;
-                j->state = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 2 : 3;
-                failed += j->state == 3;
+                const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+                j->state = code == 0 ? 2 : 3;
                 running--;
                 done_count++;
+                if (code == 130 || code == 143) {
+                    j->state = 5; /* stopped with its state saved: resumable */
+                    fprintf(stderr, "[%zu/%zu] %s seed %lu: stopped after %.1f s, state "
+                            "saved\n", done_count, todo, j->model, j->seed, j->seconds);
+                    continue;
+                }
+                failed += j->state == 3;
                 fprintf(stderr, "[%zu/%zu] %s seed %lu: %s in %.1f s\n", done_count, todo,
                         j->model, j->seed, j->state == 2 ? "done" : "FAILED", j->seconds);
             }
+        if (stop_signal && running == 0)
+            break;
     }
     now_text(finished, sizeof finished);
     char command[2048] = "attnlab";
@@ -1841,6 +1883,12 @@ static int cmd_compare(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     free(jl);
+    if (stop_signal) {
+        fprintf(stderr, "%s: stopped by signal %d; the finished runs are kept and the "
+                "stopped ones saved their state: run the same command again to resume\n",
+                current_cmd, (int)stop_signal);
+        return stopped_status();
+    }
     static char runs[4096][AFILE_PATH_MAX];
     size_t nr = collect_runs(out, runs, 4096, 0);
     const char *ptr[4096];

@@ -446,6 +446,164 @@ START_TEST(same_command_same_bytes)
 }
 END_TEST
 
+/* ---- compare and report ------------------------------------------------------------------ */
+
+/* The first line of dir/name, without its newline ("" when unreadable). */
+static void first_line(const char *dir, const char *name, char *buf, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    slurp(path, buf, n);
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Does dir (recursively) hold a temporary file left by an interrupted write? */
+static int has_temporary(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "find '%s' -name '*.tmp*' | grep -q .", dir);
+    return system(cmd) == 0;
+}
+
+#define TINY_COMPARE "compare", "--preset", "smoke", "--models", "lstm,transformer", \
+    "--steps", "12", "--eval-lengths", "2:8:2", "--samples", "8", "--jobs", "2"
+
+START_TEST(compare_writes_documented_tables_and_resumes)
+{
+    char dir[64], line[1024];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-cmp-%ld", (long)getpid());
+    run_out r;
+    run(&r, NULL, (const char *const[]){TINY_COMPARE, "--out", dir, NULL});
+    ck_assert_msg(r.status == 0, "compare: %s", r.err);
+    static const struct {
+        const char *file, *header;
+    } tables[] = {
+        {"accuracy.tsv", "model\tparams\tlen\tseeds\ttoken_mean\ttoken_sd\ttoken_min\t"
+                         "token_max\tseq_mean\tseq_sd\tseq_min\tseq_max"},
+        {"positions.tsv", "model\tlen\tposition\tseeds\tacc_mean\tacc_min\tacc_max"},
+        {"curves.tsv", "model\tstep\tseeds\tseconds_mean\tloss_mean\tloss_min\tloss_max\t"
+                       "acc_mean\tacc_min\tacc_max"},
+        {"cost.tsv", "model\tlen\tseeds\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq"},
+        {"summary.tsv", "model\tparams\tseeds\ttrain_seconds_mean\tlen\ttoken_mean\ttoken_sd\t"
+                        "seq_mean\tseq_sd"},
+        {"manifest.tsv", "key\tvalue"},
+        {"runs/lstm-s1/eval.tsv", "model\tlen\tsamples\ttoken_acc\tseq_acc\tloss"},
+        {"runs/transformer-s1/cost.tsv",
+         "model\tlen\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq"},
+    };
+    for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++) {
+        first_line(dir, tables[k].file, line, sizeof line);
+        ck_assert_msg(strcmp(line, tables[k].header) == 0, "%s header: '%s'", tables[k].file,
+                      line);
+    }
+    char path[256], text[8192];
+    snprintf(path, sizeof path, "%s/accuracy.tsv", dir);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "\nlstm\t"));
+    ck_assert_ptr_nonnull(strstr(text, "\ntransformer\t"));
+    snprintf(path, sizeof path, "%s/figure_vars.gp", dir);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "models = \"lstm transformer\""));
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "<table>"));
+    ck_assert(!has_temporary(dir));
+
+    /* the same command again: both runs are finished and skipped */
+    run(&r, NULL, (const char *const[]){TINY_COMPARE, "--out", dir, NULL});
+    ck_assert_msg(r.status == 0, "second compare: %s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "lstm seed 1: finished earlier, skipped"));
+    ck_assert_ptr_nonnull(strstr(r.err, "transformer seed 1: finished earlier, skipped"));
+    ck_assert_ptr_nonnull(strstr(r.err, "0 to do"));
+
+    /* report merges run directories given one by one */
+    char out[96], r1[128], r2[128];
+    snprintf(out, sizeof out, "%s-merged", dir);
+    snprintf(r1, sizeof r1, "%s/runs/lstm-s1", dir);
+    snprintf(r2, sizeof r2, "%s/runs/transformer-s1", dir);
+    run(&r, NULL, (const char *const[]){"report", "--out", out, r1, r2, NULL});
+    ck_assert_msg(r.status == 0, "report: %s", r.err);
+    snprintf(path, sizeof path, "%s/accuracy.tsv", out);
+    slurp(path, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "\nlstm\t"));
+    ck_assert_ptr_nonnull(strstr(text, "\ntransformer\t"));
+    /* a directory that is not a run is named and skipped, not fatal */
+    run(&r, NULL, (const char *const[]){"report", "--out", out, r1, "/tmp", NULL});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "skipping /tmp"));
+
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, out);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(compare_print_jobs)
+{
+    run_out r;
+    run(&r, NULL, (const char *const[]){"compare", "--preset", "quick", "--seeds", "3",
+                                        "--out", "/tmp/x", "--print-jobs", NULL});
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_uint_eq(count_lines(r.out), 9); /* 3 models x 3 seeds */
+    ck_assert_ptr_nonnull(strstr(r.out, " train --model=transformer "));
+    ck_assert_ptr_nonnull(strstr(r.out, "--seed=3 "));
+    ck_assert_ptr_nonnull(strstr(r.out, "'--trace=3 1 4 1 5 9 2 6 5 3 5 8'"));
+    ck_assert_int_ne(access("/tmp/x/manifest.tsv", F_OK), 0); /* nothing was run */
+    run(&r, NULL, (const char *const[]){"compare", "--hidden", "7", NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--hidden"));
+    run(&r, NULL, (const char *const[]){"compare", "--preset", "huge", NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "huge"));
+}
+END_TEST
+
+START_TEST(killed_compare_leaves_no_partial_file)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-kill-%ld", (long)getpid());
+    const char *argv[] = {program(), "compare", "--models", "lstm", "--seeds", "2",
+                          "--steps", "3000", "--train-len", "4:8", "--jobs", "2",
+                          "--out", dir, NULL};
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0); /* its own group: the signal below reaches it and its runs */
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        char *rw[32];
+        size_t n = 0;
+        for (; argv[n]; n++)
+            rw[n] = strdup(argv[n]);
+        rw[n] = NULL;
+        execv(rw[0], rw);
+        _exit(127);
+    }
+    char ck[128];
+    snprintf(ck, sizeof ck, "%s/runs/lstm-s1/checkpoint.ckpt", dir);
+    for (int k = 0; k < 4000 && access(ck, F_OK) != 0; k++)
+        usleep(5000);
+    usleep(20000);
+    kill(-pid, SIGTERM); /* as a scheduler or `kill` would: to the whole group */
+    int st;
+    waitpid(pid, &st, 0);
+    ck_assert(WIFEXITED(st));
+    ck_assert_msg(WEXITSTATUS(st) == 143, "compare exit status %d", WEXITSTATUS(st));
+    ck_assert_msg(!has_temporary(dir), "a temporary file was left in %s", dir);
+    /* each run stopped with its state saved: a resumable checkpoint and a whole log */
+    char path[160], line[256];
+    for (int s = 1; s <= 2; s++) {
+        snprintf(path, sizeof path, "%s/runs/lstm-s%d", dir, s);
+        first_line(path, "train_log.tsv", line, sizeof line);
+        ck_assert_str_eq(line, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s");
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *make_cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -466,6 +624,12 @@ Suite *make_cli_suite(void)
     tcase_add_test(tc, divergence_is_reported_and_keeps_files);
     tcase_add_test(tc, interrupt_then_resume_gives_the_same_weights);
     tcase_add_test(tc, same_command_same_bytes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("compare");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, compare_writes_documented_tables_and_resumes);
+    tcase_add_test(tc, compare_print_jobs);
+    tcase_add_test(tc, killed_compare_leaves_no_partial_file);
     suite_add_tcase(s, tc);
     return s;
 }
