@@ -579,7 +579,7 @@ static int verify_crc(reader *r)
  * own defaults (so a key that an older file lacks gets the value the model would use),
  * then the stored text, then every check a command line would get. */
 static int build_model(reader *r, const model_ops *ops, const char *name, const char *text,
-                       model **out)
+                       uint64_t stored_params, model **out)
 {
     config c;
     char msg[256];
@@ -594,6 +594,11 @@ static int build_model(reader *r, const model_ops *ops, const char *name, const 
     if (config_check(&c, msg, sizeof msg) != 0 ||
         (ops->check && ops->check(&c, msg, sizeof msg) != 0))
         return fail(r->err, r->n, r->path, "invalid configuration: %s", msg);
+    /* the file decided the configuration: compare its size with the tensors the file
+     * really holds before allocating anything of that size */
+    if (ops->n_params && ops->n_params(&c) != stored_params)
+        return fail(r->err, r->n, r->path, "the configuration implies %zu parameters but "
+                    "the file holds %" PRIu64, ops->n_params(&c), stored_params);
     *out = ops->alloc(&c);
     if (!*out)
         return fail(r->err, r->n, r->path, "out of memory building model '%s'", name);
@@ -774,14 +779,16 @@ static int read_body(reader *r, uint32_t flags, const model_ops *(*lookup)(const
             fail(r->err, r->n, r->path, "configuration text contains a NUL byte");
             goto done;
         }
-        if (build_model(r, ops, name, text, &m) != 0)
-            goto done;
     }
 
     if (read_table(r, &table, &count, &P) != 0)
         goto done;
-    if (!dry && match_table(r, &m->params, table, count) != 0)
-        goto done;
+    if (!dry) {
+        if (build_model(r, ops, name, text, P, &m) != 0 || !m)
+            goto done;
+        if (match_table(r, &m->params, table, count) != 0)
+            goto done;
+    }
     for (size_t k = 0; k < count; k++) {
         char what[96];
         snprintf(what, sizeof what, "tensor '%s'", table[k].name);

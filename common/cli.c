@@ -1451,12 +1451,7 @@ static size_t collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_
 
 static int cmd_report(int argc, char **argv)
 {
-    static const int allowed[] = {OPT_OUT, 0};
-    /* the paths are operands: parse the flags, then take what getopt left */
-    args a;
-    memset(&a, 0, sizeof a);
-    static const int none[] = {0};
-    (void)none;
+    /* the paths are operands mixed with one flag: a plain loop reads them in order */
     int k = 1;
     const char *out = NULL;
     const char *paths[256];
@@ -1481,7 +1476,6 @@ static int cmd_report(int argc, char **argv)
             return usage_error("more than 256 paths");
         paths[np++] = argv[k];
     }
-    (void)allowed;
     if (np == 0)
         return usage_error("no PATH given (a comparison directory or run directories)");
     static char list[4096][AFILE_PATH_MAX];

@@ -73,6 +73,10 @@ typedef struct model_ops {
      * seeing (attention maps, gates) to sink. NULL when the model records nothing. */
     int (*trace)(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
                  void *ctx);
+    /* The number of parameters the configuration c implies, found from the model's size
+     * table without allocating anything: a checkpoint loader compares it with the file
+     * before it would allocate a model whose size an untrusted file decides. */
+    size_t (*n_params)(const config *c);
     /* Analytic floating-point operations of one training step (forward and backward) for
      * one sequence of lengths Ts, Tt: 2 per multiply-add of every product. */
     double (*flops)(const config *c, size_t Ts, size_t Tt);

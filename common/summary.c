@@ -213,11 +213,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The sorted distinct values of column col over the tables of the runs of one model. */
-static size_t distinct_values(run_data *const *rs, size_t nr, size_t which, long col_of_run,
-                              size_t *out, size_t max)
+/* The sorted distinct values of the first column of one table (which: 0 eval.tsv's
+ * lengths, 1 train_log.tsv's steps, 2 cost.tsv's lengths) over the runs rs. */
+static size_t distinct_values(run_data *const *rs, size_t nr, size_t which, size_t *out,
+                              size_t max)
 {
-    (void)col_of_run;
     size_t k = 0;
     for (size_t i = 0; i < nr; i++) {
         const tsv *t = which == 0 ? &rs[i]->eval : which == 1 ? &rs[i]->log : &rs[i]->cost;
@@ -315,7 +315,7 @@ static int write_curves(FILE *f, const void *p)
     static size_t steps[65536];
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
-        size_t ns = distinct_values(g->runs, g->n, 1, 0, steps, 65536);
+        size_t ns = distinct_values(g->runs, g->n, 1, steps, 65536);
         for (size_t k = 0; k < ns; k++) {
             stat_acc sec = {0}, loss = {0}, acc = {0};
             for (size_t i = 0; i < g->n; i++) {
@@ -351,7 +351,7 @@ static int write_cost(FILE *f, const void *p)
     double tr[256], fl[256], de[256];
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
-        size_t nl = distinct_values(g->runs, g->n, 2, 0, lens, 4096);
+        size_t nl = distinct_values(g->runs, g->n, 2, lens, 4096);
         for (size_t k = 0; k < nl; k++) {
             size_t cnt = 0;
             for (size_t i = 0; i < g->n && cnt < 256; i++) {
@@ -798,7 +798,7 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
     size_t na = loaded < 256 ? loaded : 256;
     for (size_t i = 0; i < na; i++)
         all[i] = &rd[i];
-    c->nlens = distinct_values(all, na, 0, 0, c->lens, 4096);
+    c->nlens = distinct_values(all, na, 0, c->lens, 4096);
     if (c->nlens == 0) {
         snprintf(err, errn, "the runs hold no evaluation lengths");
         goto done;

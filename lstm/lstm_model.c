@@ -605,6 +605,17 @@ static double lstm_flops(const config *c, size_t Ts, size_t Tt)
     return 3.0 * fwd;
 }
 
+/* The size of the arena c implies, from the one size table. */
+static size_t lstm_n_params(const config *c)
+{
+    arena_spec spec[P_COUNT];
+    size_t n = 0;
+    param_table(spec, c);
+    for (size_t k = 0; k < P_COUNT; k++)
+        n += spec[k].rows * spec[k].cols;
+    return n;
+}
+
 const model_ops lstm_ops = {
     .name = "lstm",
     .about = "LSTM encoder-decoder: one fixed-size state carries the whole source",
@@ -618,5 +629,6 @@ const model_ops lstm_ops = {
     .backward = lstm_backward,
     .decode = lstm_decode,
     .trace = lstm_trace,
+    .n_params = lstm_n_params,
     .flops = lstm_flops,
 };

@@ -826,6 +826,17 @@ static double rnnattn_flops(const config *c, size_t Ts, size_t Tt)
     return 3.0 * 2.0 * (enc + dec);
 }
 
+/* The size of the arena c implies, from the one size table. */
+static size_t rnnattn_n_params(const config *c)
+{
+    arena_spec spec[16];
+    size_t slot[16], total = 0;
+    const size_t n = param_table(spec, slot, c);
+    for (size_t k = 0; k < n; k++)
+        total += spec[k].rows * spec[k].cols;
+    return total;
+}
+
 const model_ops rnnattn_ops = {
     .name = "rnn_attention",
     .about = "GRU encoder-decoder with additive attention (Bahdanau et al. 2015); "
@@ -840,5 +851,6 @@ const model_ops rnnattn_ops = {
     .backward = rnnattn_backward,
     .decode = rnnattn_decode,
     .trace = rnnattn_trace,
+    .n_params = rnnattn_n_params,
     .flops = rnnattn_flops,
 };

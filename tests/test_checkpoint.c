@@ -82,6 +82,12 @@ static void fake_free(model *m)
     free(m);
 }
 
+/* The parameter count the fake's size table implies (H·E + H + E·H). */
+static size_t fake_n_params(const config *c)
+{
+    return 2 * c->hidden * c->embed + c->hidden;
+}
+
 static const model_ops fake_ops = {
     .name = "fake",
     .about = "parameters only, for the checkpoint tests",
@@ -89,6 +95,7 @@ static const model_ops fake_ops = {
     .check = fake_check,
     .alloc = fake_alloc,
     .free = fake_free,
+    .n_params = fake_n_params,
 };
 
 static const model_ops *fake_lookup(const char *name)
@@ -863,14 +870,14 @@ static const craft crafts[] = {
      "format version 7 is not supported (this build reads version 1)"},
     {"unknown flag", 0, edit_flags, "uses features this build does not know (flags 0x2)"},
     {"trailing bytes", 0, edit_trailing, "unexpected bytes after the end"},
-    {"shape vs config", 0, edit_shape,
-     "tensor 'enc.Wx' has shape (4, 5) but the configuration implies (6, 5)"},
+    {"size vs config", 0, edit_shape,
+     "the configuration implies 66 parameters but the file holds 44"},
     {"transposed shape", 0, edit_transposed,
      "tensor 'enc.Wx' has shape (5, 4) but the configuration implies (4, 5)"},
     {"tensor renamed", 0, edit_tensor_name,
      "tensor 0 is 'enc.Wy' but the configuration implies 'enc.Wx' there"},
     {"tensor count", 0, edit_count_small,
-     "holds 2 tensors but the configuration implies 3"},
+     "the configuration implies 44 parameters but the file holds 24"},
     {"model check", 0, edit_check,
      "invalid configuration: --hidden: 99 is out of range for model fake"},
     {"unknown key", 0, edit_key, "invalid configuration: configuration line"},

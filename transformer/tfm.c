@@ -718,6 +718,44 @@ static double tfm_flops(const config *c, size_t Ts, size_t Tt)
     return 3.0 * (L * (enc + dec) + out);
 }
 
+/* The size of the arena c implies: the same walk as alloc's, on a model head whose
+ * per-layer view structs exist but whose arena does not (counting and describing passes
+ * only, nothing of the configuration's size is allocated). */
+static size_t tfm_n_params(const config *c)
+{
+    tfm_model m;
+    memset(&m, 0, sizeof m);
+    m.D = c->d_model;
+    m.F = c->d_ff;
+    m.L = c->layers;
+    m.V = config_vocab(c);
+    m.Lmax = c->max_len;
+    if (parse_pos(c->pos, &m.pos) != 0)
+        return 0;
+    m.w.enc = calloc(m.L, sizeof *m.w.enc);
+    m.g.enc = calloc(m.L, sizeof *m.g.enc);
+    m.w.dec = calloc(m.L, sizeof *m.w.dec);
+    m.g.dec = calloc(m.L, sizeof *m.g.dec);
+    size_t total = 0;
+    if (m.w.enc && m.g.enc && m.w.dec && m.g.dec) {
+        tfm_walk count = {0};
+        visit_model(&count, &m);
+        arena_spec *spec = calloc(count.n ? count.n : 1, sizeof *spec);
+        if (spec) {
+            tfm_walk describe = {.spec = spec};
+            visit_model(&describe, &m);
+            for (size_t k = 0; k < describe.n; k++)
+                total += spec[k].rows * spec[k].cols;
+            free(spec);
+        }
+    }
+    free(m.w.enc);
+    free(m.g.enc);
+    free(m.w.dec);
+    free(m.g.dec);
+    return total;
+}
+
 const model_ops tfm_ops = {
     .name = "transformer",
     .about = "encoder-decoder Transformer: multi-head self- and cross-attention, causal mask "
@@ -732,5 +770,6 @@ const model_ops tfm_ops = {
     .backward = tfm_backward,
     .decode = tfm_decode,
     .trace = tfm_trace,
+    .n_params = tfm_n_params,
     .flops = tfm_flops,
 };
