@@ -94,15 +94,13 @@ check: deps
 check-fast: $(BIN) $(TEST_BIN)
 	CK_EXCLUDE_TAGS=slow ATTNLAB=$(BIN) $(TEST_BIN)
 
-# Install what is missing, build, then train and evaluate the LSTM on copy into
-# results/demo/lstm (lengths 4..8 in training, 2..32 in evaluation: watch it decay).
+# Install what is missing, build, then run the quick comparison of the three models into
+# results/demo/ (tables, figures, report.html; about five minutes on two cores).
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	$(BIN) train --model lstm --task copy --train-len 4:8 --steps 3000 \
-	  --eval-lengths 2:32:2 --samples 512 --out results/demo/lstm
-	$(BIN) attention --checkpoint results/demo/lstm/model.ckpt --input "3 1 4 1 5 9 2 6" \
-	  --out results/demo/lstm/trace > /dev/null
-	@echo "results: results/demo/lstm/{eval,eval_positions,train_log}.tsv and trace/*.tsv"
+	$(BIN) compare --preset quick --out results/demo
+	@echo "figures:"; ls -1 results/demo/figures/*.png 2>/dev/null | sed 's/^/  /'
+	@echo "open results/demo/report.html in a browser for all of them with captions"
 
 # Measure training and decoding speed of every model (see docs/performance.md).
 bench: deps

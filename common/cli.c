@@ -1355,8 +1355,8 @@ static const preset presets[] = {
      "under a minute: every model, every figure, nothing learned (a test of the pipeline)"},
     {"quick", 2, 1500, 4, 16, 128, "2:40:2", "8,16,32,64",
      "about 5 minutes on 2 cores: the LSTM already falls off, attention holds"},
-    {"full", 5, 6000, 4, 32, 512, "2:96:2", "8,16,32,64,128",
-     "about 2 hours on 2 cores: 5 seeds, lengths to 96, the figures of docs/figures/"},
+    {"full", 5, 4000, 4, 32, 256, "2:96:2", "8,16,32,64,128",
+     "about an hour on 2 cores: 5 seeds, lengths to 96, the figures of docs/figures/"},
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 
