@@ -390,10 +390,10 @@ static int write_positions(FILE *f, const void *ctx)
     return eval_write_positions_tsv(f, e->model, e->r, e->n);
 }
 
-/* Evaluates m at lens, prints the table and, when dir is not NULL, writes eval.tsv and
- * eval_positions.tsv into dir. Returns the exit status. */
+/* Evaluates m at lens, prints the table when print is set and, when dir is not NULL,
+ * writes eval.tsv and eval_positions.tsv into dir. Returns the exit status. */
 static int evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
-                    unsigned long seed, const char *dir)
+                    unsigned long seed, const char *dir, int print)
 {
     char err[ERR_MAX];
     eval_result *r = calloc(nl, sizeof *r);
@@ -405,7 +405,8 @@ static int evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
         free(r);
         return run_error("%s", err);
     }
-    eval_print(stdout, m->ops->name, r, nl);
+    if (print)
+        eval_print(stdout, m->ops->name, r, nl);
     int rc = 0;
     eval_out eo = {m->ops->name, r, nl};
     if (dir && (write_file(dir, "eval.tsv", write_eval, &eo) != 0 ||
@@ -467,7 +468,7 @@ static void help_train(void)
         "  --cost-lengths SPEC  also measure the time of a training step and of decoding\n"
         "                       per sequence at these lengths into DIR/cost.tsv\n"
         "  --out DIR            run directory (created when missing)\n"
-        "  --quiet              no progress output\n"
+        "  --quiet              print nothing but errors (no progress, no table)\n"
         "\n"
         "Settings (each also a key of config.tsv; defaults depend on --model):\n");
     for (size_t k = 0; k < config_n_fields; k++) {
@@ -887,7 +888,7 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "trained in %.1f s; evaluating %zu lengths x %zu sequences\n",
                 ts.seconds, j.nl, j.samples);
     /* eval.tsv is written last: its presence marks a finished run (compare resumes on it) */
-    rc = evaluate(m, j.lens, j.nl, j.samples, c->seed, j.dir);
+    rc = evaluate(m, j.lens, j.nl, j.samples, c->seed, j.dir, !j.quiet);
     if (rc == 0 && !j.quiet)
         fprintf(stderr, "wrote %s/{config,build,train_log,eval,eval_positions}.tsv and "
                 "%s/model.ckpt\n", j.dir, j.dir);
@@ -1053,7 +1054,7 @@ static int cmd_eval(int argc, char **argv)
         if (rc == 0 && dir && afile_mkdirs(dir, err, sizeof err) != 0)
             rc = run_error("--out: %s", err);
         if (rc == 0)
-            rc = evaluate(m, lens, nl, samples, seed, dir);
+            rc = evaluate(m, lens, nl, samples, seed, dir, 1);
     }
     m->ops->free(m);
     return rc;
