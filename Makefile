@@ -154,15 +154,17 @@ valgrind: deps
 clean:
 	rm -rf build
 
-# Install the program (and its manual page when present) under $(DESTDIR)$(PREFIX).
+# Install the program, its manual page and the figure scripts under $(DESTDIR)$(PREFIX).
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/attnlab/plots
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/attnlab
-	if [ -f attnlab.1 ]; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
-	  install -m 644 attnlab.1 $(DESTDIR)$(PREFIX)/share/man/man1/attnlab.1; fi
+	install -m 644 attnlab.1 $(DESTDIR)$(PREFIX)/share/man/man1/attnlab.1
+	install -m 644 plots/*.gp $(DESTDIR)$(PREFIX)/share/attnlab/plots/
 
 # Remove what install wrote.
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/attnlab $(DESTDIR)$(PREFIX)/share/man/man1/attnlab.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/attnlab
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/attnlab.d $(BUILD)/registry.d

@@ -469,15 +469,24 @@ static void help_train(void)
         "                       per sequence at these lengths into DIR/cost.tsv\n"
         "  --out DIR            run directory (created when missing)\n"
         "  --quiet              print nothing but errors (no progress, no table)\n"
+        "  --resume DIR         continue the stopped run in DIR from its checkpoint.ckpt\n"
+        "                       (its settings come from DIR; only --quiet, --threads)\n"
         "\n"
-        "Settings (each also a key of config.tsv; defaults depend on --model):\n");
+        "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
+        "the sizes it needs and ignores the others:\n");
+    config d;
+    config_defaults(&d);
     for (size_t k = 0; k < config_n_fields; k++) {
-        char flag[64];
+        char flag[64], value[64];
         snprintf(flag, sizeof flag, "%s", config_fields[k].name);
         for (char *c = flag; *c; c++)
             if (*c == '_')
                 *c = '-';
-        printf("  --%-18s %s\n", flag, config_fields[k].help);
+        if (config_fields[k].type == CFG_BOOL)
+            snprintf(value, sizeof value, "off");
+        else
+            config_format(&d, &config_fields[k], value, sizeof value);
+        printf("  --%-18s %s (default %s)\n", flag, config_fields[k].help, value);
     }
     printf("\nModels: %s.  Tasks: %s.\n"
            "\nExamples:\n"
@@ -1078,7 +1087,8 @@ static void help_gradcheck(void)
         "The model is built small (sizes all different, so a transposed index cannot hide):\n"
         "symbols 5, embed 5, hidden 6, attn 7, d-model 8, heads 2, d-ff 12, layers 2,\n"
         "batch 2; any setting flag of 'attnlab train' overrides them.\n"
-        "  --len N      source length of the batch (default 4)\n"
+        "  --len N      source length of the batch (default 4; at most --max-len, which\n"
+        "               gradcheck sets to 16)\n"
         "  --stride N   check every N-th entry of each tensor (default 1: all)\n"
         "\n"
         "Examples:\n"
@@ -1383,10 +1393,15 @@ static void help_compare(void)
                presets[k].eval_lengths, presets[k].about);
     printf(
         "\n"
+        "The default preset is quick. Sequences per evaluation length (--samples): smoke 32,\n"
+        "quick 128, full 256.\n"
+        "\n"
         "  --models LIST   comma-separated (default: lstm,rnn_attention,transformer)\n"
         "  --seeds N       seeds 1..N\n"
         "  --jobs N        runs at once (default: the number of cores)\n"
         "  --out DIR       comparison directory (default results/compare)\n"
+        "  --task, --steps, --batch, --symbols, --threads, --log-every: as for train (the\n"
+        "                  same for every model; sizes stay each model's own)\n"
         "  --print-jobs    print one self-contained 'attnlab train' command per run and\n"
         "                  stop, to spread the runs with GNU parallel or job arrays; then\n"
         "                  merge them with 'attnlab report DIR'\n"

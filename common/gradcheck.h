@@ -11,8 +11,13 @@
  * the check itself then errs by ~1e-6 relative: measured on the LSTM, 2.8e-6 at h = 1e-5,
  * falling to 1.5e-7 at h = 3e-4 with the fourth-order formula (its truncation error,
  * h⁴·L⁽⁵⁾/30 ≈ 3e-16, stays negligible). h = 3e-4 is also small enough that a ReLU
- * pre-activation farther than about 1e-3 from 0 never crosses its kink during the check.
- * The floor GRADCHECK_TINY keeps entries whose gradient is itself at the noise level
+ * pre-activation far from 0 does not cross its kink during the check. When one does
+ * (a ReLU's kink within 2h of the point), the difference is wrong, not the gradient: an
+ * entry that fails is measured again with central steps h/4 and h/16, then with
+ * fourth-order one-sided differences from each side (which never cross a kink on the
+ * other side), and keeps its best error.
+ * A wrong backward pass disagrees with the differences at every step, so this cannot
+ * hide an error; it only stops a kink from passing for one. The floor GRADCHECK_TINY keeps entries whose gradient is itself at the noise level
  * from reporting noise as error; every larger gradient is held to GRADCHECK_TOL.
  */
 #ifndef ATTNLAB_GRADCHECK_H
@@ -31,7 +36,8 @@ typedef double (*gradcheck_loss)(void *ctx);
 double gradcheck_relerr(double analytic, double numeric);
 
 /* Compares g (n), the analytic gradient of loss(ctx) with respect to x (n), with
- * fourth-order central differences of step h. x is perturbed in place and restored exactly. Returns the largest
+ * fourth-order central differences of step h (and smaller and one-sided ones for an
+ * entry that fails at h, see above). x is perturbed in place and restored exactly. Returns the largest
  * relative error and, when worst is not NULL, its index. stride > 1 checks only every
  * stride-th entry (for big tensors in the command-line tool); the tests use 1. */
 double gradcheck_array(gradcheck_loss loss, void *ctx, double *x, const double *g, size_t n,

@@ -413,7 +413,7 @@ static int write_summary(FILE *f, const void *p)
 /* Prints the summary for people: one row per model, accuracy ± sd at selected lengths. */
 static void print_summary(FILE *f, const report_ctx *c)
 {
-    fprintf(f, "\n%-14s %9s %5s %9s", "model", "params", "seeds", "train s");
+    fprintf(f, "\n%-18s %9s %5s %9s", "model", "params", "seeds", "train s");
     for (size_t k = 0; k < c->nsel; k++)
         fprintf(f, "   tok@%-4zu      seq@%-4zu     ", c->sel[k], c->sel[k]);
     fputc('\n', f);
@@ -423,7 +423,7 @@ static void print_summary(FILE *f, const report_ctx *c)
         for (size_t i = 0; i < g->n; i++)
             if (isfinite(g->runs[i]->train_seconds))
                 stat_add(&secs, g->runs[i]->train_seconds);
-        fprintf(f, "%-14s %9.0f %5zu %9.1f", g->name, g->runs[0]->params, g->n,
+        fprintf(f, "%-18s %9.0f %5zu %9.1f", g->name, g->runs[0]->params, g->n,
                 stat_mean(&secs));
         for (size_t k = 0; k < c->nsel; k++) {
             stat_acc tok, seq;
@@ -582,8 +582,9 @@ static const struct figure {
      "attention models stay high inside the training range."},
     {"positions", {"positions"},
      "Accuracy at each output position for a few lengths: where in the sequence each "
-     "model fails. An LSTM on copy loses the early symbols first: they were read longest "
-     "ago."},
+     "model fails. Look at how the LSTM's accuracy falls along the output once the "
+     "sequence outgrows what its state can hold, while the attention models stay flat "
+     "inside the training range."},
     {"curves", {"curves"},
      "Training loss and teacher-forced token accuracy against step and against seconds: "
      "how fast each model learns, per step and per unit of compute time."},
@@ -721,13 +722,70 @@ static int write_page(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
+/* Settings that do not change what a run computes, or that tell seeds apart. */
+static int is_incidental(const char *key)
+{
+    static const char *const keys[] = {"seed", "threads", "log_every", "checkpoint_every"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (strcmp(key, keys[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Do two runs differ only in their seed (and incidental settings)? */
+static int same_setup(const config *a, const config *b)
+{
+    char x[128], y[128];
+    for (size_t k = 0; k < config_n_fields; k++) {
+        if (is_incidental(config_fields[k].name))
+            continue;
+        config_format(a, &config_fields[k], x, sizeof x);
+        config_format(b, &config_fields[k], y, sizeof y);
+        if (strcmp(x, y) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Names each group by its model; when one model has several setups, the later ones add
+ * the settings in which they differ from its first (e.g. "lstm:hidden=256"), without
+ * spaces so the name stays one word for gnuplot. */
+static void name_groups(report_ctx *c)
+{
+    for (size_t m = 0; m < c->ng; m++) {
+        const config *cfg = &c->g[m].runs[0]->cfg;
+        snprintf(c->g[m].name, CONFIG_STR_MAX, "%s", cfg->model);
+        size_t first = 0;
+        while (first < m && strcmp(c->g[first].runs[0]->cfg.model, cfg->model) != 0)
+            first++;
+        if (first == m)
+            continue;
+        const config *base = &c->g[first].runs[0]->cfg;
+        char x[128], y[128];
+        for (size_t k = 0; k < config_n_fields; k++) {
+            if (is_incidental(config_fields[k].name))
+                continue;
+            config_format(base, &config_fields[k], x, sizeof x);
+            config_format(cfg, &config_fields[k], y, sizeof y);
+            if (strcmp(x, y) == 0)
+                continue;
+            size_t len = strlen(c->g[m].name);
+            snprintf(c->g[m].name + len, CONFIG_STR_MAX - len, "%s%s=%s",
+                     strchr(c->g[m].name, ':') ? "," : ":", config_fields[k].name, y);
+        }
+        fprintf(stderr, "attnlab report: runs of %s with other settings are shown as %s\n",
+                cfg->model, c->g[m].name);
+    }
+}
+
 /* Orders models as the registry would show them: lstm, rnn_attention, transformer, then
  * any other in order of appearance. */
 static int model_rank(const char *name)
 {
     static const char *const order[] = {"lstm", "rnn_attention", "transformer"};
     for (int k = 0; k < 3; k++)
-        if (strcmp(name, order[k]) == 0)
+        if (strncmp(name, order[k], strlen(order[k])) == 0 &&
+            (name[strlen(order[k])] == '\0' || name[strlen(order[k])] == ':'))
             return k;
     return 3;
 }
@@ -770,17 +828,20 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
             continue;
         }
         run_data *r = &rd[loaded++];
+        /* runs are seeds of one group only when every other setting agrees */
         size_t m = 0;
-        while (m < c->ng && strcmp(c->g[m].name, r->cfg.model) != 0)
+        while (m < c->ng && !same_setup(&c->g[m].runs[0]->cfg, &r->cfg))
             m++;
         if (m == c->ng) {
             if (c->ng == MAX_MODELS)
                 continue;
-            snprintf(c->g[c->ng++].name, CONFIG_STR_MAX, "%s", r->cfg.model);
+            c->g[c->ng].n = 0;
+            c->ng++;
         }
         if (c->g[m].n < 256)
             c->g[m].runs[c->g[m].n++] = r;
     }
+    name_groups(c);
     if (loaded == 0) {
         snprintf(err, errn, "no finished run to report (each needs config.tsv, build.tsv, "
                  "train_log.tsv, eval.tsv and eval_positions.tsv)");
@@ -838,9 +899,19 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
         fprintf(stderr, "attnlab report: the figure scripts (plots/) were not found; set "
                 "ATTNLAB_PLOTS to their directory and run attnlab report again\n");
     } else {
-        int missing = 0;
+        int missing = 0, drawn[N_FIGURES] = {0};
+        int have_cost = 0;
+        for (size_t m = 0; m < c->ng && !have_cost; m++)
+            for (size_t i = 0; i < c->g[m].n; i++)
+                have_cost |= c->g[m].runs[i]->cost.rows > 0;
         for (size_t k = 0; k < N_FIGURES && !missing; k++) {
+            if (strcmp(figures[k].script, "cost") == 0 && !have_cost) {
+                fprintf(stderr, "attnlab report: no run measured its cost (train "
+                        "--cost-lengths): no cost figure\n");
+                continue;
+            }
             int st = run_gnuplot(plots, figures[k].script, out);
+            drawn[k] = st == 0;
             if (st < 0) {
                 missing = 1;
                 fprintf(stderr, "attnlab report: gnuplot not found: the tables are in %s; "
@@ -852,10 +923,11 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
             }
         }
         if (!missing) {
-            fprintf(f, "figures: %s/figures/{", out);
+            fprintf(f, "figures drawn in %s/figures/ by:", out);
             for (size_t k = 0; k < N_FIGURES; k++)
-                fprintf(f, k ? ",%s" : "%s", figures[k].script);
-            fprintf(f, "}.png and .svg\n");
+                if (drawn[k])
+                    fprintf(f, " %s.gp", figures[k].script);
+            fputc('\n', f);
         }
     }
     char manifest[AFILE_PATH_MAX];

@@ -72,7 +72,7 @@ do for [fmt in "png svg"] {
     set output out.".".fmt
     set multiplot layout 1, 2 margins 0.06, 0.98, 0.2, 0.88 spacing 0.07 \
         title sprintf("Task %s: accuracy against sequence length " . \
-                      "(greedy decoding; line = mean of %d seeds, band = min–max)", \
+                      "(greedy decoding; line = mean over %d seed(s), band = min–max)", \
                       task, seeds) font ",14"
 
     # ---- the look both panels share ---------------------------------------------------

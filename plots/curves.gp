@@ -63,7 +63,7 @@ do for [fmt in "png svg"] {
     set output out.".".fmt
     set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
         title sprintf("Task %s: training curves, lengths %d–%d " . \
-                      "(teacher forcing; line = mean of %d seeds, band = min–max)", \
+                      "(teacher forcing; line = mean over %d seed(s), band = min–max)", \
                       task, train_min, train_max, seeds) font ",14"
 
     set border 3

@@ -21,7 +21,7 @@
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/gates.gp
 # For the trace of a single run (e.g. `make demo`), name its folder with trace=:
-#     gnuplot -e "dir='results/demo/lstm'; trace='results/demo/lstm/trace'" plots/gates.gp
+#     gnuplot -e "dir='results/demo/runs/lstm-s1'; trace='results/demo/runs/lstm-s1/trace'" plots/gates.gp
 #
 # What to look for. The LSTM has no attention: the gates are its only way of choosing
 # what to keep. A unit whose forget gate stays near 1 (dark) keeps its cell value from

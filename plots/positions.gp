@@ -65,7 +65,7 @@ do for [fmt in "png svg"] {
     set output out.".".fmt
     set multiplot layout 1, n_panels margins 0.07, 0.98, 0.22, 0.86 spacing 0.05 \
         title sprintf("Task %s: accuracy at each output position " . \
-                      "(greedy decoding; line = mean of %d seeds, band = min–max)", \
+                      "(greedy decoding; line = mean over %d seed(s), band = min–max)", \
                       task, seeds) font ",14"
 
     set border 3
