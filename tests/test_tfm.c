@@ -334,43 +334,54 @@ START_TEST(test_attention_fully_masked_row)
 }
 END_TEST
 
-/* The fused softmax kernels give exactly the numbers of the plain references in common/:
- * the forward those of op_softmax_row on x + m, the in-place backward those of
- * op_softmax_row_backward into a zeroed dx (== compares, NaN matching NaN; a zero
- * gradient may differ in the sign of its zero). Rows: unmasked, partly masked, fully
- * masked, a NaN among finite scores, a NaN among masked ones. */
+/* The vectorised softmax kernels against the plain references in common/: the forward
+ * against op_softmax_row on x + m, the in-place backward against op_softmax_row_backward
+ * into a zeroed dx, to within a few ulps (fm_exp is within 1 ulp of exp, and the sums run
+ * in FM_LANES partial sums), and exactly where it matters: masked entries 0, NaN rows all
+ * NaN. Rows of 21 entries (two blocks of FM_LANES and a tail) and of 5 (a tail only):
+ * unmasked, partly masked, fully masked, a NaN among finite scores, a NaN among masked
+ * ones. */
 static int same_number(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+static int close_number(double a, double b, double tol)
+{
+    return same_number(a, b) || fabs(a - b) <= tol;
+}
 
 START_TEST(test_softmax_kernels_match_reference)
 {
-    const size_t n = 7;
     gsl_rng *r = tu_rng(3);
-    for (int kind = 0; kind < 5; kind++) {
-        double x[7], m[7], ref[7], dy[7], d[7], dref[7] = {0};
-        for (size_t k = 0; k < n; k++) {
-            x[k] = 8.0 * (gsl_rng_uniform(r) - 0.5);
-            m[k] = (kind == 2 || kind == 4 || (kind == 1 && k % 3 == 1)) ? -INFINITY : 0.0;
-            dy[k] = d[k] = gsl_rng_uniform(r) - 0.5;
-        }
-        if (kind >= 3)
-            x[2] = NAN;
-        for (size_t k = 0; k < n; k++)
-            ref[k] = x[k] + m[k];
-        tfm_softmax_row(x, kind ? m : NULL, n);
-        op_softmax_row(ref, n);
-        tfm_softmax_row_backward(d, x, n);
-        op_softmax_row_backward(dref, dy, ref, n);
-        for (size_t k = 0; k < n; k++) {
-            ck_assert_msg(same_number(x[k], ref[k]), "row kind %d, entry %zu: %.17g vs %.17g",
-                          kind, k, x[k], ref[k]);
-            ck_assert_msg(same_number(d[k], dref[k]), "row kind %d, entry %zu: %.17g vs %.17g",
-                          kind, k, d[k], dref[k]);
-            if (kind == 1 || kind == 2)
-                ck_assert(m[k] == 0.0 || (x[k] == 0.0 && d[k] == 0.0));
+    for (size_t n = 5; n <= 21; n += 16)
+        for (int kind = 0; kind < 5; kind++) {
+            double x[21], m[21], ref[21], dy[21], d[21], dref[21] = {0};
+            for (size_t k = 0; k < n; k++) {
+                x[k] = 8.0 * (gsl_rng_uniform(r) - 0.5);
+                m[k] = (kind == 2 || kind == 4 || (kind == 1 && k % 3 == 1)) ? -INFINITY
+                                                                             : 0.0;
+                dy[k] = d[k] = gsl_rng_uniform(r) - 0.5;
+            }
             if (kind >= 3)
-                ck_assert(isnan(x[k])); /* a NaN is never hidden */
+                x[2] = NAN;
+            for (size_t k = 0; k < n; k++)
+                ref[k] = x[k] + m[k];
+            tfm_softmax_row(x, kind ? m : NULL, n);
+            op_softmax_row(ref, n);
+            tfm_softmax_row_backward(d, x, n);
+            op_softmax_row_backward(dref, dy, ref, n);
+            for (size_t k = 0; k < n; k++) {
+                /* weights are in [0, 1] and gradients of order 1: 1e-15 is a few ulps */
+                ck_assert_msg(close_number(x[k], ref[k], 1e-15),
+                              "n %zu, row kind %d, entry %zu: %.17g vs %.17g", n, kind, k,
+                              x[k], ref[k]);
+                ck_assert_msg(close_number(d[k], dref[k], 1e-15),
+                              "n %zu, row kind %d, entry %zu: %.17g vs %.17g", n, kind, k,
+                              d[k], dref[k]);
+                if (kind == 1 || kind == 2)
+                    ck_assert(m[k] == 0.0 || (x[k] == 0.0 && !signbit(x[k]) && d[k] == 0.0));
+                if (kind >= 3)
+                    ck_assert(isnan(x[k])); /* a NaN is never hidden */
+            }
         }
-    }
     gsl_rng_free(r);
 }
 END_TEST
@@ -400,6 +411,52 @@ START_TEST(test_attention_single_query)
                               1e-13);
     }
     gsl_matrix *all[] = {Q, K, Vm, O, P, O1, P1};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        gsl_matrix_free(all[k]);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The decoding kernel (keys transposed, one query per sequence, all heads in one pass)
+ * against tfm_attention_forward on each sequence's single query: B = 3 sequences whose
+ * caches have room for 13 positions, of which Tk are filled; Tk = 1 (one key: weight 1),
+ * 5 (a tail only), 13 (a block of FM_LANES and a tail). */
+START_TEST(test_attend_cached_matches_reference)
+{
+    const size_t B = 3, cap = 13, D = ATTN_D, NH = ATTN_NH;
+    const size_t lens[] = {1, 5, 13};
+    gsl_rng *r = tu_rng(9);
+    gsl_matrix *Q = gsl_matrix_alloc(B, D), *K = gsl_matrix_alloc(B * cap, D),
+               *Vm = gsl_matrix_alloc(B * cap, D), *O = gsl_matrix_alloc(B, D),
+               *O1 = gsl_matrix_alloc(1, D), *P1 = gsl_matrix_alloc(NH, cap);
+    double kt[3 * ATTN_D * 13], p[ATTN_NH * 13];
+    tu_fill(Q, 2.0, r);
+    tu_fill(K, 2.0, r);
+    tu_fill(Vm, 1.0, r);
+    /* sequence b's keys transposed: a (D, cap) block, row f = feature f of every position */
+    for (size_t b = 0; b < B; b++)
+        for (size_t f = 0; f < D; f++)
+            for (size_t k = 0; k < cap; k++)
+                kt[(b * D + f) * cap + k] = gsl_matrix_get(K, b * cap + k, f);
+    for (size_t c = 0; c < 3; c++) {
+        const size_t Tk = lens[c];
+        tfm_attend_cached(O, p, Q, kt, cap, D * cap, Vm, cap, Tk, NH);
+        for (size_t b = 0; b < B; b++) {
+            gsl_matrix_const_view qb = gsl_matrix_const_submatrix(Q, b, 0, 1, D);
+            gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(K, b * cap, 0, Tk, D);
+            gsl_matrix_const_view Vb = gsl_matrix_const_submatrix(Vm, b * cap, 0, Tk, D);
+            gsl_matrix_view Pb = gsl_matrix_submatrix(P1, 0, 0, NH, Tk);
+            tfm_attention_forward(O1, &Pb.matrix, &qb.matrix, &Kb.matrix, &Vb.matrix, NULL,
+                                  NH);
+            for (size_t d = 0; d < D; d++)
+                tu_assert_rel(gsl_matrix_get(O, b, d), gsl_matrix_get(O1, 0, d), 1e-13);
+            if (b + 1 == B) /* p keeps the weights of the last sequence */
+                for (size_t j = 0; j < NH; j++)
+                    for (size_t k = 0; k < Tk; k++)
+                        tu_assert_rel(p[j * Tk + k], gsl_matrix_get(P1, j, k), 1e-13);
+        }
+    }
+    gsl_matrix *all[] = {Q, K, Vm, O, O1, P1};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         gsl_matrix_free(all[k]);
     gsl_rng_free(r);
@@ -552,6 +609,133 @@ START_TEST(test_layernorm)
     gsl_matrix_free(c.Y);
     gsl_matrix_free(c.R);
     arena_free(&c.a);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The vectorised bias passes give the bits of their plain references in common/: 3 rows
+ * of 21 (blocks and a tail). */
+START_TEST(test_bias_passes_match_reference)
+{
+    gsl_rng *r = tu_rng(35);
+    gsl_matrix *Y = gsl_matrix_alloc(3, 21), *Y2 = gsl_matrix_alloc(3, 21);
+    gsl_matrix *b = gsl_matrix_alloc(1, 21), *b2 = gsl_matrix_alloc(1, 21);
+    tu_fill(Y, 1.0, r);
+    tu_fill(b, 1.0, r);
+    gsl_matrix_memcpy(Y2, Y);
+    gsl_matrix_memcpy(b2, b);
+    tfm_add_bias(Y, b);
+    op_add_bias(Y2, b2);
+    tfm_bias_backward(b, Y);
+    op_bias_backward(b2, Y2);
+    ck_assert(gsl_matrix_equal(Y, Y2));
+    ck_assert(gsl_matrix_equal(b, b2));
+    gsl_matrix_free(Y);
+    gsl_matrix_free(Y2);
+    gsl_matrix_free(b);
+    gsl_matrix_free(b2);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The plain layer norm, one sum at a time, as the equations read; the vectorised kernels
+ * in layer.c (partial sums in FM_LANES lanes) are held to it below. */
+static void layernorm_plain(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
+                            const tfm_norm *p)
+{
+    const size_t N = X->size1, D = X->size2;
+    for (size_t r = 0; r < N; r++) {
+        double mu = 0.0, var = 0.0;
+        for (size_t d = 0; d < D; d++)
+            mu += gsl_matrix_get(X, r, d);
+        mu /= (double)D;
+        for (size_t d = 0; d < D; d++)
+            var += pow(gsl_matrix_get(X, r, d) - mu, 2);
+        var /= (double)D;
+        const double rs = 1.0 / sqrt(var + TFM_LN_EPS);
+        for (size_t d = 0; d < D; d++)
+            gsl_matrix_set(Y, r, d, p->g->data[d] * ((gsl_matrix_get(X, r, d) - mu) * rs) +
+                                        p->b->data[d]);
+        mean[r] = mu;
+        rstd[r] = rs;
+    }
+}
+
+static void layernorm_plain_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
+                                     const gsl_matrix *X, const double *mean,
+                                     const double *rstd, const tfm_norm *p)
+{
+    const size_t N = X->size1, D = X->size2;
+    for (size_t r = 0; r < N; r++) {
+        double m1 = 0.0, m2 = 0.0;
+        for (size_t d = 0; d < D; d++) {
+            const double xh = (gsl_matrix_get(X, r, d) - mean[r]) * rstd[r];
+            const double dy = gsl_matrix_get(dY, r, d), dxh = dy * p->g->data[d];
+            dp->g->data[d] += dy * xh;
+            dp->b->data[d] += dy;
+            m1 += dxh / (double)D;
+            m2 += dxh * xh / (double)D;
+        }
+        for (size_t d = 0; d < D; d++) {
+            const double xh = (gsl_matrix_get(X, r, d) - mean[r]) * rstd[r];
+            const double dy = gsl_matrix_get(dY, r, d);
+            *gsl_matrix_ptr(dX, r, d) += rstd[r] * (dy * p->g->data[d] - m1 - xh * m2);
+        }
+    }
+}
+
+/* Vectorised layer norm = plain layer norm to a few ulps, forward and backward, for rows
+ * of D = 5 (a tail only), 16 (blocks only) and 21 (blocks and a tail), means far from 0. */
+START_TEST(test_layernorm_matches_plain)
+{
+    const size_t N = 3, widths[] = {5, 16, 21};
+    gsl_rng *r = tu_rng(33);
+    for (size_t c = 0; c < 3; c++) {
+        const size_t D = widths[c];
+        double g[2][21], b[2][21], dg[2][21] = {{0}}, db[2][21] = {{0}};
+        gsl_matrix_view gv[2], bv[2], dgv[2], dbv[2];
+        tfm_norm w[2], dw[2];
+        for (size_t k = 0; k < 2; k++) {
+            gv[k] = gsl_matrix_view_array(g[k], 1, D);
+            bv[k] = gsl_matrix_view_array(b[k], 1, D);
+            dgv[k] = gsl_matrix_view_array(dg[k], 1, D);
+            dbv[k] = gsl_matrix_view_array(db[k], 1, D);
+            w[k] = (tfm_norm){&gv[k].matrix, &bv[k].matrix};
+            dw[k] = (tfm_norm){&dgv[k].matrix, &dbv[k].matrix};
+        }
+        tu_fill(&gv[0].matrix, 1.0, r);
+        tu_fill(&bv[0].matrix, 1.0, r);
+        gsl_matrix_memcpy(&gv[1].matrix, &gv[0].matrix);
+        gsl_matrix_memcpy(&bv[1].matrix, &bv[0].matrix);
+        gsl_matrix *X = gsl_matrix_alloc(N, D), *dY = gsl_matrix_alloc(N, D);
+        gsl_matrix *Y[2] = {gsl_matrix_alloc(N, D), gsl_matrix_alloc(N, D)};
+        gsl_matrix *dX[2] = {gsl_matrix_calloc(N, D), gsl_matrix_calloc(N, D)};
+        double mean[2][3], rstd[2][3];
+        tu_fill(X, 2.0, r);
+        gsl_matrix_add_constant(X, 3.3);
+        tu_fill(dY, 1.0, r);
+        tfm_layernorm_forward(Y[0], mean[0], rstd[0], X, &w[0]);
+        layernorm_plain(Y[1], mean[1], rstd[1], X, &w[1]);
+        tfm_layernorm_backward(dX[0], &dw[0], dY, X, mean[0], rstd[0], &w[0]);
+        layernorm_plain_backward(dX[1], &dw[1], dY, X, mean[1], rstd[1], &w[1]);
+        for (size_t i = 0; i < N; i++) {
+            tu_assert_rel(mean[0][i], mean[1][i], 1e-14);
+            tu_assert_rel(rstd[0][i], rstd[1][i], 1e-14);
+            for (size_t d = 0; d < D; d++) {
+                ck_assert(fabs(gsl_matrix_get(Y[0], i, d) - gsl_matrix_get(Y[1], i, d)) <
+                          1e-14);
+                ck_assert(fabs(gsl_matrix_get(dX[0], i, d) - gsl_matrix_get(dX[1], i, d)) <
+                          1e-14);
+            }
+        }
+        for (size_t d = 0; d < D; d++) {
+            ck_assert(fabs(dg[0][d] - dg[1][d]) < 1e-14);
+            ck_assert(fabs(db[0][d] - db[1][d]) < 1e-14);
+        }
+        gsl_matrix *all[] = {X, dY, Y[0], Y[1], dX[0], dX[1]};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            gsl_matrix_free(all[k]);
+    }
     gsl_rng_free(r);
 }
 END_TEST
@@ -1288,8 +1472,11 @@ Suite *make_tfm_suite(void)
     tcase_add_test(pieces, test_attention_fully_masked_row);
     tcase_add_test(pieces, test_softmax_kernels_match_reference);
     tcase_add_test(pieces, test_attention_single_query);
+    tcase_add_test(pieces, test_attend_cached_matches_reference);
     tcase_add_loop_test(pieces, test_mha_gradcheck, 0, 2);
     tcase_add_test(pieces, test_layernorm);
+    tcase_add_test(pieces, test_layernorm_matches_plain);
+    tcase_add_test(pieces, test_bias_passes_match_reference);
     tcase_add_test(pieces, test_ffn_gradcheck);
     tcase_add_loop_test(pieces, test_encoder_layer_gradcheck, 0, 2);
     tcase_add_loop_test(pieces, test_decoder_layer_gradcheck, 0, 2);

@@ -18,6 +18,8 @@
 #include <gsl/gsl_blas.h>
 #include <math.h>
 
+#include "../common/fastmath.h"
+
 /* ---- views of one head ------------------------------------------------------------- */
 
 /* Head j of X (T, D): its columns j·dk .. (j+1)·dk − 1, a (T, dk) view with X's stride.
@@ -45,53 +47,115 @@ static _gsl_matrix_const_view weights_const(const gsl_matrix *P, size_t j, size_
                                                 P->tda);
 }
 
-/* ---- softmax kernels ------------------------------------------------------------------ */
+/* ---- softmax kernels ------------------------------------------------------------------
+ * The one element-wise function of attention evaluated B·NH·Tq·Tk times, so it is written
+ * to vectorise: e^x is fm_exp (common/fastmath.h), a call the compiler sees through, and
+ * the maximum and the sum keep FM_LANES partial results (a running maximum or sum over k
+ * is a chain the compiler may not reorder; FM_LANES chains side by side it may run as
+ * one vector). FM_CLONES compiles each kernel for AVX2 and AVX-512 as well; every width
+ * performs the same operations in the same order, so all give the same bits. */
 
-void tfm_softmax_row(double *x, const double *m, size_t n)
+/* y (n) += a·x (n) and x (n) *= a, in blocks of FM_LANES (see above); static inline, so
+ * each clone of a caller gets its own vector width. */
+FM_INLINE void axpy(double *restrict y, double a, const double *restrict x, size_t n)
 {
-    /* x ← x + m and its maximum in one pass; subtracting the maximum keeps every exp ≤ 1 */
-    double mx = -INFINITY;
-    if (m) {
-        for (size_t k = 0; k < n; k++) {
-            x[k] += m[k];
-            mx = x[k] > mx ? x[k] : mx;
-        }
-    } else {
-        for (size_t k = 0; k < n; k++)
-            mx = x[k] > mx ? x[k] : mx;
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            y[k + l] += a * x[k + l];
+    for (; k < n; k++)
+        y[k] += a * x[k];
+}
+
+FM_INLINE void scal(double *x, double a, size_t n)
+{
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            x[k + l] *= a;
+    for (; k < n; k++)
+        x[k] *= a;
+}
+
+/* The largest of FM_LANES partial maxima, in a fixed order. */
+FM_INLINE double lanes_max(const double *mx)
+{
+    double m = mx[0];
+    for (size_t l = 1; l < FM_LANES; l++)
+        m = mx[l] > m ? mx[l] : m;
+    return m;
+}
+
+/* The sum of FM_LANES partial sums, in a fixed order (pairwise). */
+FM_INLINE double lanes_sum(const double *s)
+{
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+FM_CLONES
+void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n)
+{
+    /* x ← x + m and its maximum in one pass; subtracting the maximum keeps every exp ≤ 1.
+     * (x > mx ? x : mx) skips a NaN, as the scalar code did */
+    double mx_l[FM_LANES], sum_l[FM_LANES];
+    for (size_t l = 0; l < FM_LANES; l++) {
+        mx_l[l] = -INFINITY;
+        sum_l[l] = 0.0;
     }
+    size_t k = 0;
+    if (m)
+        axpy(x, 1.0, m, n); /* 1·m is m exactly: x + m */
+    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            mx_l[l] = x[k + l] > mx_l[l] ? x[k + l] : mx_l[l];
+    for (size_t l = 0; k < n; k++, l++)
+        mx_l[l] = x[k] > mx_l[l] ? x[k] : mx_l[l];
+    const double mx = lanes_max(mx_l);
     if (mx == -INFINITY) {
         /* every key masked: no distribution, all weights 0. The maximum skips NaN, so a
          * NaN can also land here: then, as everywhere, it poisons the whole row (with a
          * finite entry beside it, it does so through the sum below) */
         int nan = 0;
-        for (size_t k = 0; k < n; k++)
+        for (k = 0; k < n; k++)
             nan |= isnan(x[k]);
-        for (size_t k = 0; k < n; k++)
+        for (k = 0; k < n; k++)
             x[k] = nan ? NAN : 0.0;
         return;
     }
-    double sum = 0.0;
-    for (size_t k = 0; k < n; k++) {
-        /* a masked score gives exactly 0 without calling exp: the causal mask hides half
-         * of a decoder's scores, so this saves half of its exps */
-        const double e = x[k] == -INFINITY ? 0.0 : exp(x[k] - mx);
+    /* e_k = exp(x_k − max): a masked score is −∞ and fm_exp(−∞) is exactly 0, with no
+     * branch; a NaN stays NaN and reaches every entry through the sum */
+    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const double e = fm_exp(x[k + l] - mx);
+            x[k + l] = e;
+            sum_l[l] += e;
+        }
+    for (size_t l = 0; k < n; k++, l++) {
+        const double e = fm_exp(x[k] - mx);
         x[k] = e;
-        sum += e;
+        sum_l[l] += e;
     }
-    const double inv = 1.0 / sum; /* sum ≥ 1: the maximum contributes exp(0) */
-    for (size_t k = 0; k < n; k++)
-        x[k] *= inv;
+    /* sum ≥ 1: the maximum contributes e^0 */
+    scal(x, 1.0 / lanes_sum(sum_l), n);
 }
 
-void tfm_softmax_row_backward(double *d, const double *y, size_t n)
+FM_CLONES
+void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size_t n)
 {
     /* y = softmax(x):  dx_k = y_k (dy_k − Σ_j dy_j y_j), written over dy once the sum is
      * known, so no second buffer has to be zeroed first */
-    double dot = 0.0;
-    for (size_t k = 0; k < n; k++)
-        dot += d[k] * y[k];
-    for (size_t k = 0; k < n; k++)
+    double dot_l[FM_LANES] = {0};
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            dot_l[l] += d[k + l] * y[k + l];
+    for (size_t l = 0; k < n; k++, l++)
+        dot_l[l] += d[k] * y[k];
+    const double dot = lanes_sum(dot_l);
+    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            d[k + l] = y[k + l] * (d[k + l] - dot);
+    for (; k < n; k++)
         d[k] = y[k] * (d[k] - dot);
 }
 
@@ -155,10 +219,10 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
 
         /* forward: O_j = P_j · V_j
          *   dP_j (Tq,Tk) = dO_j (Tq,dk) · V_jᵀ (dk,Tk)
-         *   dV_j (Tk,dk) += P_jᵀ (Tk,Tq) · dO_j (Tq,dk) */
+         *   dV_j (Tk,dk) = P_jᵀ (Tk,Tq) · dO_j (Tq,dk) */
         gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &dOj.matrix, &Vj.matrix, 0.0,
                        &dS.matrix);
-        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Pj.matrix, &dOj.matrix, 1.0,
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Pj.matrix, &dOj.matrix, 0.0,
                        &dVj.matrix);
 
         /* forward: P_j = softmax(S_j + M), row by row; M is a constant, so dS = d(S + M):
@@ -169,13 +233,76 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
                                      gsl_matrix_const_ptr(&Pj.matrix, i, 0), Tk);
 
         /* forward: S_j = Q_j · K_jᵀ / √dk
-         *   dQ_j (Tq,dk) += dS_j (Tq,Tk) · K_j (Tk,dk) / √dk
-         *   dK_j (Tk,dk) += dS_jᵀ (Tk,Tq) · Q_j (Tq,dk) / √dk */
-        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, scale, &dS.matrix, &Kj.matrix, 1.0,
+         *   dQ_j (Tq,dk) = dS_j (Tq,Tk) · K_j (Tk,dk) / √dk
+         *   dK_j (Tk,dk) = dS_jᵀ (Tk,Tq) · Q_j (Tq,dk) / √dk */
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, scale, &dS.matrix, &Kj.matrix, 0.0,
                        &dQj.matrix);
-        gsl_blas_dgemm(CblasTrans, CblasNoTrans, scale, &dS.matrix, &Qj.matrix, 1.0,
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, scale, &dS.matrix, &Qj.matrix, 0.0,
                        &dKj.matrix);
     }
+}
+
+/* ---- one query against a key/value cache ------------------------------------------------
+ * A decoding step has one query per sequence. tfm_attention_forward would serve it with
+ * two gemv calls per head and sequence on (Tk, dk) blocks only 16 columns wide: 512 calls
+ * a step at the canonical sizes, each too small to pay for itself. Here the keys are kept
+ * transposed, row f holding feature f of every cached position, so that the scores of
+ * head j are dk rows of the cache added with weights q_f,
+ *     s (Tk) = Σ_f q_f · Kᵀ[f, :]   (f over head j's features)
+ * a loop over contiguous positions that vectorises; the values are read row by row,
+ * every head at once. tfm_attention_forward is the reference the tests hold this to. */
+
+/* One sequence: o (D) and the weights p (NH, Tk) of query q (D) over Tk positions; kt
+ * (D, ldk) the keys transposed, v (Tk, ldv) the values, head j in columns j·dk .. */
+FM_CLONES
+static void attend_one(double *restrict o, double *restrict p, const double *restrict q,
+                       const double *restrict kt, size_t ldk, const double *restrict v,
+                       size_t ldv, size_t Tk, size_t D, size_t NH)
+{
+    const size_t dk = D / NH;
+    const double scale = 1.0 / sqrt((double)dk);
+    for (size_t j = 0; j < NH; j++) {
+        /* s_j (Tk) = K_j (Tk,dk) · q_j (dk) / √dk, as dk passes over rows of Kᵀ */
+        double *s = p + j * Tk;
+        const double *qj = q + j * dk, *ktj = kt + j * dk * ldk;
+        for (size_t k = 0; k < Tk; k++)
+            s[k] = 0.0;
+        /* the cache comes from memory, not from the processor's caches: each row asks for
+         * the one two rows ahead (measured: +10% on decoding at L = 128; four rows ahead,
+         * and eight for the values, was no better than none) */
+        for (size_t d = 0; d < dk; d++) {
+            const double *row = ktj + d * ldk;
+            for (size_t k = 0; k < Tk; k += FM_LANES)
+                FM_PREFETCH(row + 2 * ldk + k);
+            axpy(s, qj[d], row, Tk);
+        }
+        scal(s, scale, Tk);
+        tfm_softmax_row(s, NULL, Tk); /* the cache holds no later position: no mask */
+    }
+    /* o_j (dk) = V_jᵀ (dk,Tk) · p_j (Tk): one pass over the value rows, every head in it,
+     * so the NH·dk sums are independent chains */
+    for (size_t f = 0; f < D; f++)
+        o[f] = 0.0;
+    for (size_t k = 0; k < Tk; k++) {
+        const double *vk = v + k * ldv;
+        for (size_t f = 0; f < D; f += FM_LANES)
+            FM_PREFETCH(vk + 4 * ldv + f);
+        for (size_t j = 0; j < NH; j++)
+            axpy(o + j * dk, p[j * Tk + k], vk + j * dk, dk);
+    }
+}
+
+void tfm_attend_cached(gsl_matrix *O, double *p, const gsl_matrix *Q, const double *Kt,
+                       size_t ldk, size_t kt_stride, const gsl_matrix *V, size_t vstride,
+                       size_t Tk, size_t NH)
+{
+    const size_t B = Q->size1, D = Q->size2;
+    assert(O->size1 == B && O->size2 == D && V->size2 == D && Tk <= ldk && Tk <= vstride);
+    assert(V->size1 >= (B - 1) * vstride + Tk);
+    for (size_t b = 0; b < B; b++)
+        attend_one(gsl_matrix_ptr(O, b, 0), p, gsl_matrix_const_ptr(Q, b, 0),
+                   Kt + b * kt_stride, ldk, gsl_matrix_const_ptr(V, b * vstride, 0), V->tda,
+                   Tk, D, NH);
 }
 
 /* ---- multi-head attention ------------------------------------------------------------ */
@@ -224,7 +351,7 @@ void tfm_mha_output(gsl_matrix *Y, const gsl_matrix *O, const tfm_mha *p)
 {
     /* Y (N,D) += O (N,D) · W_oᵀ (D,D) + b_o: W_o mixes what the heads found */
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, O, p->w_out, 1.0, Y);
-    op_add_bias(Y, p->b_out);
+    tfm_add_bias(Y, p->b_out);
 }
 
 void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
@@ -263,12 +390,12 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
      *   dW_o (D,D) += dYᵀ (D,Nq) · O (Nq,D);  db_o += Σ_rows dY
      *   dO (Nq,D) = dY (Nq,D) · W_o (D,D) */
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dY, &a->o.matrix, 1.0, dp->w_out);
-    op_bias_backward(dp->b_out, dY);
+    tfm_bias_backward(dp->b_out, dY);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dY, p->w_out, 0.0, &dO.matrix);
 
     /* forward: O_b = Attention(Q_b, K_b, V_b) for each sequence b; the attention backward
-     * adds into dQ and d[K | V], so they start at 0 */
-    gsl_matrix_set_zero(&dQKV.matrix);
+     * writes each sequence's and head's block of dQ and d[K | V] once, so nothing has to
+     * be zeroed first (beta = 0: OpenBLAS's small-matrix kernels then never read it) */
     for (size_t b = 0; b < B; b++) {
         gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(&a->q.matrix, b * Tq, 0, Tq, D);
         gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(&a->kv.matrix, b * Tk, 0, Tk, D);
@@ -289,7 +416,7 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
          *   dX (N,D) += dQKV (N,3D) · W_in (3D,D) */
         gsl_matrix_view dQKVn = gsl_matrix_submatrix(&dQKV.matrix, 0, 0, Nq, 3 * D);
         gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQKVn.matrix, Xq, 1.0, dp->w_in);
-        op_bias_backward(dp->b_in, &dQKVn.matrix);
+        tfm_bias_backward(dp->b_in, &dQKVn.matrix);
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQKVn.matrix, p->w_in, 1.0, dXq);
         return;
     }
@@ -301,7 +428,7 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
     gsl_matrix_view dWkv = gsl_matrix_submatrix(dp->w_in, D, 0, 2 * D, D);
     gsl_matrix_view dbkv = gsl_matrix_submatrix(dp->b_in, 0, D, 1, 2 * D);
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dKV.matrix, Xkv, 1.0, &dWkv.matrix);
-    op_bias_backward(&dbkv.matrix, &dKV.matrix);
+    tfm_bias_backward(&dbkv.matrix, &dKV.matrix);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dKV.matrix, &Wkv.matrix, 1.0, dXkv);
 
     /* forward: Q = Xq · W_qᵀ + b_q
@@ -312,6 +439,6 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
     gsl_matrix_view dWq = gsl_matrix_submatrix(dp->w_in, 0, 0, D, D);
     gsl_matrix_view dbq = gsl_matrix_submatrix(dp->b_in, 0, 0, 1, D);
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQ.matrix, Xq, 1.0, &dWq.matrix);
-    op_bias_backward(&dbq.matrix, &dQ.matrix);
+    tfm_bias_backward(&dbq.matrix, &dQ.matrix);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQ.matrix, &Wq.matrix, 1.0, dXq);
 }

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/fastmath.h"
+
 /* ---- the size table ------------------------------------------------------------------ */
 /* Each walker names the tensors of one piece in a fixed order, which is the order of the
  * arena (and so of checkpoints, of the optimiser's flat loops and of the initialisation's
@@ -50,7 +52,7 @@ void tfm_walk_tensor(tfm_walk *wk, gsl_matrix **w, gsl_matrix **g, const char *p
 
 void tfm_walk_norm(tfm_walk *wk, tfm_norm *w, tfm_norm *g, const char *prefix, size_t D)
 {
-    /* vectors are (1, n) matrices, so op_add_bias and op_bias_backward take them as is */
+    /* vectors are (1, n) matrices, so tfm_add_bias and tfm_bias_backward take them as is */
     tfm_walk_tensor(wk, &w->g, &g->g, prefix, "g", 1, D);
     tfm_walk_tensor(wk, &w->b, &g->b, prefix, "b", 1, D);
 }
@@ -245,98 +247,228 @@ void tfm_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, W, 1.0, Y);
 }
 
-/* ---- layer norm ---------------------------------------------------------------------- */
+/* y (n) += x (n), in blocks of FM_LANES; the row kernel of the two bias passes below. */
+FM_INLINE void add_row(double *restrict y, const double *restrict x, size_t n)
+{
+    size_t j = 0;
+    for (; j + FM_LANES <= n; j += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            y[j + l] += x[j + l];
+    for (; j < n; j++)
+        y[j] += x[j];
+}
 
+FM_CLONES
+void tfm_add_bias(gsl_matrix *Y, const gsl_matrix *b)
+{
+    assert(b->size1 == 1 && b->size2 == Y->size2);
+    for (size_t r = 0; r < Y->size1; r++)
+        add_row(gsl_matrix_ptr(Y, r, 0), b->data, Y->size2);
+}
+
+FM_CLONES
+void tfm_bias_backward(gsl_matrix *db, const gsl_matrix *dY)
+{
+    /* forward: y_r = ... + b for every row r, so db = Σ_r dy_r, added row after row (the
+     * order op_bias_backward adds in, so the sums are the same) */
+    assert(db->size1 == 1 && db->size2 == dY->size2);
+    for (size_t r = 0; r < dY->size1; r++)
+        add_row(db->data, gsl_matrix_const_ptr(dY, r, 0), dY->size2);
+}
+
+/* ---- layer norm ----------------------------------------------------------------------
+ * Row by row over D features, in blocks of FM_LANES with FM_LANES partial sums, so that the
+ * loops vectorise (see common/fastmath.h); FM_CLONES compiles them for AVX2 and AVX-512
+ * too, with the same bits at every width. The plain one-sum-at-a-time version is in
+ * tests/test_tfm.c, which holds these to it. */
+
+/* Σ x_d and Σ (x_d − μ)² of one row, each over FM_LANES partial sums added pairwise. */
+FM_INLINE double row_sum(const double *restrict x, size_t D)
+{
+    double s[FM_LANES] = {0};
+    size_t d = 0;
+    for (; d + FM_LANES <= D; d += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            s[l] += x[d + l];
+    for (size_t l = 0; d < D; d++, l++)
+        s[l] += x[d];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+FM_INLINE double row_sq_dev(const double *restrict x, double mu, size_t D)
+{
+    double s[FM_LANES] = {0};
+    size_t d = 0;
+    for (; d + FM_LANES <= D; d += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            s[l] += (x[d + l] - mu) * (x[d + l] - mu);
+    for (size_t l = 0; d < D; d++, l++)
+        s[l] += (x[d] - mu) * (x[d] - mu);
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* One row of the forward: y (D) = γ ⊙ (x − μ)·r + β; returns μ and r. Row kernels take
+ * their rows as restrict parameters, which is what the vectoriser needs to see. */
+FM_INLINE void ln_row_forward(double *restrict y, double *mean, double *rstd,
+                                  const double *restrict x, const double *restrict g,
+                                  const double *restrict b, size_t D)
+{
+    /* μ = Σ x / D; σ² = Σ (x − μ)² / D, in two passes: one pass (Σx² − Dμ²) cancels
+     * catastrophically when |μ| ≫ σ */
+    const double mu = row_sum(x, D) / (double)D;
+    const double var = row_sq_dev(x, mu, D) / (double)D; /* biased, as PyTorch's */
+    const double r_sd = 1.0 / sqrt(var + TFM_LN_EPS);
+    /* y = γ ⊙ x̂ + β with x̂ = (x − μ)·r */
+    size_t d = 0;
+    for (; d + FM_LANES <= D; d += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            y[d + l] = g[d + l] * ((x[d + l] - mu) * r_sd) + b[d + l];
+    for (; d < D; d++)
+        y[d] = g[d] * ((x[d] - mu) * r_sd) + b[d];
+    *mean = mu;
+    *rstd = r_sd;
+}
+
+FM_CLONES
 void tfm_layernorm_forward(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
                            const tfm_norm *p)
 {
-    const size_t N = X->size1, D = X->size2;
-    const double *g = p->g->data, *b = p->b->data;
     /* each row (one position of one sequence) is normalised over its D features, on its
      * own: no statistic crosses positions, so nothing leaks past the causal mask */
-    for (size_t r = 0; r < N; r++) {
-        const double *x = gsl_matrix_const_ptr(X, r, 0);
-        double *y = gsl_matrix_ptr(Y, r, 0);
-        /* μ = Σ x / D; σ² = Σ (x − μ)² / D, in two passes: one pass (Σx² − Dμ²) cancels
-         * catastrophically when |μ| ≫ σ */
-        double mu = 0.0;
-        for (size_t d = 0; d < D; d++)
-            mu += x[d];
-        mu /= (double)D;
-        double var = 0.0;
-        for (size_t d = 0; d < D; d++)
-            var += (x[d] - mu) * (x[d] - mu);
-        var /= (double)D; /* biased, as PyTorch's LayerNorm */
-        const double r_sd = 1.0 / sqrt(var + TFM_LN_EPS);
-        /* y = γ ⊙ x̂ + β with x̂ = (x − μ)·r */
-        for (size_t d = 0; d < D; d++)
-            y[d] = g[d] * ((x[d] - mu) * r_sd) + b[d];
-        mean[r] = mu;
-        rstd[r] = r_sd;
+    for (size_t r = 0; r < X->size1; r++)
+        ln_row_forward(gsl_matrix_ptr(Y, r, 0), &mean[r], &rstd[r],
+                       gsl_matrix_const_ptr(X, r, 0), p->g->data, p->b->data, X->size2);
+}
+
+/* One row of the backward (see below): dx (D) += ..., dγ and dβ (D) += ... */
+FM_INLINE void ln_row_backward(double *restrict dx, double *restrict dg,
+                                   double *restrict db, const double *restrict dy,
+                                   const double *restrict x, const double *restrict g,
+                                   double mu, double r_sd, size_t D)
+{
+    double s1[FM_LANES] = {0}, s2[FM_LANES] = {0};
+    size_t d = 0;
+    for (; d + FM_LANES <= D; d += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const double xh = (x[d + l] - mu) * r_sd, dxh = dy[d + l] * g[d + l];
+            dg[d + l] += dy[d + l] * xh;
+            db[d + l] += dy[d + l];
+            s1[l] += dxh;
+            s2[l] += dxh * xh;
+        }
+    for (size_t l = 0; d < D; d++, l++) {
+        const double xh = (x[d] - mu) * r_sd, dxh = dy[d] * g[d];
+        dg[d] += dy[d] * xh;
+        db[d] += dy[d];
+        s1[l] += dxh;
+        s2[l] += dxh * xh;
+    }
+    const double m1 = (((s1[0] + s1[1]) + (s1[2] + s1[3])) +
+                       ((s1[4] + s1[5]) + (s1[6] + s1[7]))) / (double)D;
+    const double m2 = (((s2[0] + s2[1]) + (s2[2] + s2[3])) +
+                       ((s2[4] + s2[5]) + (s2[6] + s2[7]))) / (double)D;
+    for (d = 0; d + FM_LANES <= D; d += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const double xh = (x[d + l] - mu) * r_sd;
+            dx[d + l] += r_sd * (dy[d + l] * g[d + l] - m1 - xh * m2);
+        }
+    for (; d < D; d++) {
+        const double xh = (x[d] - mu) * r_sd;
+        dx[d] += r_sd * (dy[d] * g[d] - m1 - xh * m2);
     }
 }
 
+FM_CLONES
 void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
                             const gsl_matrix *X, const double *mean, const double *rstd,
                             const tfm_norm *p)
 {
-    const size_t N = X->size1, D = X->size2;
-    const double *g = p->g->data;
-    double *dg = dp->g->data, *db = dp->b->data;
-    for (size_t r = 0; r < N; r++) {
-        const double *x = gsl_matrix_const_ptr(X, r, 0), *dy = gsl_matrix_const_ptr(dY, r, 0);
-        double *dx = gsl_matrix_ptr(dX, r, 0);
-        const double mu = mean[r], r_sd = rstd[r];
-        /* forward: y = γ ⊙ x̂ + β
-         *   dγ += dy ⊙ x̂;  dβ += dy;  dx̂ = dy ⊙ γ
-         * forward: x̂ = (x − μ)·r with μ and r = (σ² + ε)^(−1/2) functions of the whole row.
-         * Through μ every x̂_k moves by −r; through σ², ∂r/∂x_i = −r³(x_i − μ)/D. So
-         *   dx_i = r·(dx̂_i − mean_k(dx̂_k) − x̂_i · mean_k(dx̂_k x̂_k)). */
-        double m1 = 0.0, m2 = 0.0;
-        for (size_t d = 0; d < D; d++) {
-            const double xh = (x[d] - mu) * r_sd, dxh = dy[d] * g[d];
-            dg[d] += dy[d] * xh;
-            db[d] += dy[d];
-            m1 += dxh;
-            m2 += dxh * xh;
-        }
-        m1 /= (double)D;
-        m2 /= (double)D;
-        for (size_t d = 0; d < D; d++) {
-            const double xh = (x[d] - mu) * r_sd;
-            dx[d] += r_sd * (dy[d] * g[d] - m1 - xh * m2);
-        }
-    }
+    /* forward: y = γ ⊙ x̂ + β
+     *   dγ += dy ⊙ x̂;  dβ += dy;  dx̂ = dy ⊙ γ
+     * forward: x̂ = (x − μ)·r with μ and r = (σ² + ε)^(−1/2) functions of the whole row.
+     * Through μ every x̂_k moves by −r; through σ², ∂r/∂x_i = −r³(x_i − μ)/D. So
+     *   dx_i = r·(dx̂_i − mean_k(dx̂_k) − x̂_i · mean_k(dx̂_k x̂_k)). */
+    for (size_t r = 0; r < X->size1; r++)
+        ln_row_backward(gsl_matrix_ptr(dX, r, 0), dp->g->data, dp->b->data,
+                        gsl_matrix_const_ptr(dY, r, 0), gsl_matrix_const_ptr(X, r, 0),
+                        p->g->data, mean[r], rstd[r], X->size2);
 }
 
 /* ---- position-wise feed-forward -------------------------------------------------------- */
 
+/* H (N, F) = max(0, H) in place. Half the signs are random, so a branch would mispredict
+ * half the time; the select below compiles to a compare and a blend, FM_LANES at a time
+ * (with FM_CLONES, 4 or 8 per instruction). A NaN is kept (z != z), and −0 becomes +0, so
+ * that H ≠ 0 means exactly "the unit is on", which the backward relies on. */
+FM_INLINE void relu_row(double *restrict h, size_t F)
+{
+    size_t f = 0;
+    for (; f + FM_LANES <= F; f += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const double z = h[f + l];
+            h[f + l] = (z > 0.0 || z != z) ? z : 0.0;
+        }
+    for (; f < F; f++) {
+        const double z = h[f];
+        h[f] = (z > 0.0 || z != z) ? z : 0.0;
+    }
+}
+
+FM_CLONES
+static void relu_rows(gsl_matrix *H)
+{
+    for (size_t r = 0; r < H->size1; r++)
+        relu_row(gsl_matrix_ptr(H, r, 0), H->size2);
+}
+
+/* dH (N, F) ← dH ⊙ [H ≠ 0] in place, and db (F) += Σ_rows of the result. H comes from
+ * relu_rows, so it is never negative nor −0: H is on exactly when its bits are not all 0
+ * (a NaN unit lets its gradient through, so the NaN is not hidden). The test is made on
+ * the bits, so the compiler sees integer masks it can vectorise, not a select it turns
+ * into a branch (which mispredicts half the time). */
+FM_INLINE double relu_grad(double h, double dh)
+{
+    const uint64_t hb = fm_to_bits(h);
+    /* (hb | −hb) has its top bit set exactly when hb ≠ 0; 0 − that bit is the mask */
+    const uint64_t on = 0 - ((hb | (0 - hb)) >> 63);
+    return fm_from_bits(fm_to_bits(dh) & on);
+}
+
+/* One row of relu_rows_backward; its own function so that the restrict-qualified row
+ * pointers are parameters, which is what the vectoriser needs to see. */
+FM_INLINE void relu_row_backward(double *restrict dh, double *restrict db,
+                                     const double *restrict h, size_t F)
+{
+    size_t f = 0;
+    for (; f + FM_LANES <= F; f += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            dh[f + l] = relu_grad(h[f + l], dh[f + l]);
+            db[f + l] += dh[f + l];
+        }
+    for (; f < F; f++) {
+        dh[f] = relu_grad(h[f], dh[f]);
+        db[f] += dh[f];
+    }
+}
+
+FM_CLONES
+static void relu_rows_backward(gsl_matrix *dH, double *db, const gsl_matrix *H)
+{
+    for (size_t r = 0; r < H->size1; r++)
+        relu_row_backward(gsl_matrix_ptr(dH, r, 0), db, gsl_matrix_const_ptr(H, r, 0),
+                          H->size2);
+}
+
 void tfm_ffn_forward(gsl_matrix *Y, gsl_matrix *H, const gsl_matrix *X, const tfm_ffn *p)
 {
-    const size_t N = X->size1, F = H->size2;
     /* the same two-layer network at every position: the positions are the N rows of one
      * GEMM. F = 4D in the paper (2048 = 4·512) and here (256 = 4·64). */
     /* Z (N,F) = X (N,D) · W_1ᵀ (D,F) + b_1, into H */
     tfm_linear_forward(H, X, p->w1, p->b1);
-    /* H = max(0, Z), in place. Half the signs are random, so a branch (z > 0 ? z : 0)
-     * mispredicts half the time; clearing z when its sign bit is set does the same
-     * without a branch, ten times faster here. A NaN is kept as it is (that branch is
-     * never taken, so it costs nothing). */
-    for (size_t r = 0; r < N; r++) {
-        double *h = gsl_matrix_ptr(H, r, 0);
-        for (size_t f = 0; f < F; f++) {
-            const double z = h[f];
-            uint64_t bits;
-            memcpy(&bits, &z, sizeof bits);
-            bits &= (bits >> 63) - 1; /* sign clear: 0 − 1 = all ones; sign set: 1 − 1 = 0 */
-            memcpy(&h[f], &bits, sizeof bits);
-            if (isnan(z))
-                h[f] = z;
-        }
-    }
+    relu_rows(H);
     /* Y (N,D) += H (N,F) · W_2ᵀ (F,D) + b_2 */
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, H, p->w2, 1.0, Y);
-    op_add_bias(Y, p->b2);
+    tfm_add_bias(Y, p->b2);
 }
 
 void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, const gsl_matrix *dY, const gsl_matrix *X,
@@ -345,31 +477,16 @@ void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, const gsl_matrix *dY, const g
     const size_t N = X->size1, F = H->size2;
     assert(N <= w->rows);
     gsl_matrix_view dH = gsl_matrix_view_array(w->dh, N, F);
-    double *db1 = dp->b1->data;
     /* forward: Y += H · W_2ᵀ + b_2
      *   dW_2 (D,F) += dYᵀ (D,N) · H (N,F);  db_2 += Σ_rows dY
      *   dH (N,F) = dY (N,D) · W_2 (D,F) */
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dY, H, 1.0, dp->w2);
-    op_bias_backward(dp->b2, dY);
+    tfm_bias_backward(dp->b2, dY);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dY, p->w2, 0.0, &dH.matrix);
     /* forward: H = max(0, Z + b_1)
      *   dZ = dH ⊙ [H > 0] (H > 0 exactly where Z + b_1 > 0; at 0 the slope is taken as 0,
-     *   as PyTorch does), in place;  db_1 += Σ_rows dZ.
-     * H is never negative, so H > 0 exactly when its bits are not all 0; the mask is built
-     * from the bits, without a branch, as in the forward. */
-    for (size_t r = 0; r < N; r++) {
-        const double *h = gsl_matrix_const_ptr(H, r, 0);
-        double *dh = gsl_matrix_ptr(&dH.matrix, r, 0);
-        for (size_t f = 0; f < F; f++) {
-            uint64_t hb, db;
-            memcpy(&hb, &h[f], sizeof hb);
-            memcpy(&db, &dh[f], sizeof db);
-            /* (hb | −hb) has its top bit set exactly when hb ≠ 0; 0 − that bit is the mask */
-            db &= 0 - ((hb | (0 - hb)) >> 63);
-            memcpy(&dh[f], &db, sizeof db);
-            db1[f] += dh[f];
-        }
-    }
+     *   as PyTorch does), in place;  db_1 += Σ_rows dZ */
+    relu_rows_backward(&dH.matrix, dp->b1->data, H);
     /* forward: Z = X · W_1ᵀ
      *   dW_1 (F,D) += dZᵀ (F,N) · X (N,D)
      *   dX (N,D) += dZ (N,F) · W_1 (F,D) */

@@ -170,6 +170,10 @@ static size_t state_carve(tfm_model *m, double *block, size_t B, size_t Ts, size
     st->q = tfm_carve_matrix(&c, B, D);
     st->o = tfm_carve_matrix(&c, B, D);
     st->p = tfm_carve_vector(&c, B * NH * keys);
+    st->kt_self = tfm_carve_matrix(&c, m->L * B * D, Tt).matrix.data;
+    st->v_self = tfm_carve_matrix(&c, m->L * B * Tt, D).matrix.data;
+    st->kt_cross = tfm_carve_matrix(&c, m->L * B * D, Ts).matrix.data;
+    st->v_cross = tfm_carve_matrix(&c, m->L * B * Ts, D).matrix.data;
     st->h = tfm_carve_matrix(&c, B, F);
     st->z = tfm_carve_matrix(&c, B, D);
     st->z_mean = tfm_carve_vector(&c, B);
@@ -518,7 +522,7 @@ static void tfm_backward(model *mm, const batch *b)
      *   dz (Nt,D) = dlogits (Nt,V) · W_out (V,D) */
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &s->dlogits.matrix, &s->z.matrix, 1.0,
                    m->g.out_w);
-    op_bias_backward(m->g.out_b, &s->dlogits.matrix);
+    tfm_bias_backward(m->g.out_b, &s->dlogits.matrix);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &s->dlogits.matrix, m->w.out_w, 0.0,
                    &dt[0].matrix);
 
@@ -573,9 +577,10 @@ static int argmax(const double *z, size_t n)
 }
 
 /* One decoder layer l at position t for all B sequences of the step (s->step.x in, out).
- * The new position's key and value join the layer's cache (row b·Tt + t of dec[l].self.kv),
- * and its query attends to the t + 1 cached positions: the cache holds nothing later, so
- * no mask is needed, and the step costs O(t), not a recomputation of the prefix. */
+ * The new position's key and value join the layer's cache (column t of the transposed
+ * keys, row t of the values: st->kt_self, st->v_self), and its query attends to the t + 1
+ * cached positions: the cache holds nothing later, so no mask is needed, and the step
+ * costs O(t), not a recomputation of the prefix. */
 static void decoder_step(tfm_model *m, size_t l, size_t t)
 {
     tfm_state *s = &m->s;
@@ -597,9 +602,18 @@ static void decoder_step(tfm_model *m, size_t l, size_t t)
     gsl_matrix_view kv_t = gsl_matrix_view_array_with_tda(a->self.kv.matrix.data + t * ld, B,
                                                           2 * D, Tt * ld);
     tfm_mha_project_kv(&kv_t.matrix, in, &p->self);
-    /* weights (B·NH, t + 1); sequence b's keys are rows b·Tt .. b·Tt + t of the cache */
-    gsl_matrix_view P = gsl_matrix_view_array(st->p, B * NH, t + 1);
-    tfm_mha_attend(o, &P.matrix, q, &a->self.kv.matrix, NULL, B, t + 1, Tt, NH);
+    /* and from there into the caches the attention reads: the key, transposed, into
+     * column t of sequence b's (D, Tt) block; the value into row t of its (Tt, D) block */
+    double *kt = st->kt_self + l * B * D * Tt, *vc = st->v_self + l * B * Tt * D;
+    for (size_t b = 0; b < B; b++) {
+        const double *kv_bt = gsl_matrix_const_ptr(&kv_t.matrix, b, 0);
+        for (size_t f = 0; f < D; f++)
+            kt[(b * D + f) * Tt + t] = kv_bt[f];
+        memcpy(vc + (b * Tt + t) * D, kv_bt + D, D * sizeof(double));
+    }
+    /* sequence b attends to its positions 0..t */
+    gsl_matrix_const_view V = gsl_matrix_const_view_array(vc, B * Tt, D);
+    tfm_attend_cached(o, st->p, q, kt, Tt, D * Tt, &V.matrix, Tt, t + 1, NH);
     tfm_mha_output(acc, o, &p->self);
     tfm_sublayer_close(&st->s[0], &p->ln1, post);
 
@@ -607,8 +621,10 @@ static void decoder_step(tfm_model *m, size_t l, size_t t)
     const gsl_matrix *x1 = &st->s[0].y.matrix;
     acc = tfm_sublayer_open(&st->s[1], x1, &p->ln2, post);
     tfm_mha_project_q(q, tfm_sublayer_input(&st->s[1], x1, post), &p->cross);
-    P = gsl_matrix_view_array(st->p, B * NH, Ts);
-    tfm_mha_attend(o, &P.matrix, q, &a->cross.kv.matrix, NULL, B, Ts, Ts, NH);
+    gsl_matrix_const_view Vx = gsl_matrix_const_view_array(st->v_cross + l * B * Ts * D,
+                                                           B * Ts, D);
+    tfm_attend_cached(o, st->p, q, st->kt_cross + l * B * D * Ts, Ts, D * Ts, &Vx.matrix, Ts,
+                      Ts, NH);
     tfm_mha_output(acc, o, &p->cross);
     tfm_sublayer_close(&st->s[1], &p->ln2, post);
 
@@ -635,8 +651,21 @@ static void tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt
     }
     /* the encoder runs once; so do the memory's keys and values for every decoder layer */
     encode(m, src);
-    for (size_t l = 0; l < m->L; l++)
+    const size_t D = m->D;
+    for (size_t l = 0; l < m->L; l++) {
+        const gsl_matrix *kv = &s->dec[l].cross.kv.matrix; /* (B·Ts, 2D) [K | V] */
         tfm_mha_project_kv(&s->dec[l].cross.kv.matrix, &s->mem.matrix, &m->w.dec[l].cross);
+        /* copied into the blocks the steps read: sequence b's keys transposed, Kᵀ (D, Ts),
+         * and its values (Ts, D) */
+        double *kt = st->kt_cross + l * B * D * Ts, *vc = st->v_cross + l * B * Ts * D;
+        for (size_t b = 0; b < B; b++)
+            for (size_t k = 0; k < Ts; k++) {
+                const double *kv_bk = gsl_matrix_const_ptr(kv, b * Ts + k, 0);
+                for (size_t f = 0; f < D; f++)
+                    kt[(b * D + f) * Ts + k] = kv_bk[f];
+                memcpy(vc + (b * Ts + k) * D, kv_bk + D, D * sizeof(double));
+            }
+    }
     /* each step costs O(t) attention on top of the position-wise work, so Tt steps cost
      * O(Tt²) in all; recomputing the prefix at every step would cost O(Tt³) */
     for (size_t t = 0; t < Tt; t++) {

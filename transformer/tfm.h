@@ -155,9 +155,10 @@ typedef struct tfm_enc_act {
 /* One decoder layer's activations for B sequences of Tt positions reading Ts. */
 typedef struct tfm_dec_act {
     tfm_sub_act s1;    /* masked self-attention sublayer */
-    tfm_mha_act self;  /* (B, Tt, Tt); self.kv doubles as the key/value cache in decoding */
+    tfm_mha_act self;  /* (B, Tt, Tt); in decoding, self.kv is where a step projects [K | V] */
     tfm_sub_act s2;    /* cross-attention sublayer */
-    tfm_mha_act cross; /* (B, Tt, Ts); cross.kv holds the memory's keys and values */
+    tfm_mha_act cross; /* (B, Tt, Ts); cross.kv holds the memory's keys and values (copied,
+                        * in decoding, into the step's caches) */
     tfm_sub_act s3;    /* feed-forward sublayer; s3.y is the layer's output */
     gsl_matrix_view h; /* (B·Tt, F) */
 } tfm_dec_act;
@@ -193,6 +194,12 @@ void tfm_work_carve(tfm_work *w, tfm_carver *c, size_t rows, size_t keys, size_t
 void tfm_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
                         const gsl_matrix *b);
 
+/* Y (N, n) += b (1, n) in every row; db (1, n) += Σ_rows dY (N, n). op_add_bias and
+ * op_bias_backward (common/tensor.h, their plain references), vectorised: the same
+ * additions in the same order, so the same bits. */
+void tfm_add_bias(gsl_matrix *Y, const gsl_matrix *b);
+void tfm_bias_backward(gsl_matrix *db, const gsl_matrix *dY);
+
 /* ---- layer norm --------------------------------------------------------------------- */
 
 /* Y (N, D) = γ ⊙ (X − μ)/√(σ² + ε) + β, row by row; writes mean and rstd (N). Y ≠ X. */
@@ -207,14 +214,14 @@ void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
 /* ---- scaled dot-product attention (§3.2.1, Eq. 1), one sequence, all heads ----------- */
 
 /* One row of attention weights: x (n) ← softmax(x + m), with m (n) a mask row of 0 and
- * −∞, or NULL. The same numbers as op_softmax_row on x + m (masked entries exactly 0, a
- * fully masked row all 0, a row with a NaN all NaN), in fewer passes and without an exp
- * per masked entry. */
-void tfm_softmax_row(double *x, const double *m, size_t n);
+ * −∞, or NULL; x and m do not overlap. Vectorised (fm_exp, partial sums): within a few
+ * ulps of op_softmax_row on x + m, its plain reference, and exactly like it where it
+ * matters: masked entries exactly 0, a fully masked row all 0, a row with a NaN all NaN. */
+void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n);
 /* Its backward in place: on entry d (n) = ∂L/∂y, on return d = ∂L/∂x for y (n) =
- * softmax(x). The same numbers as op_softmax_row_backward into a zeroed dx (with no dx
- * to zero first). */
-void tfm_softmax_row_backward(double *d, const double *y, size_t n);
+ * softmax(x). Within a few ulps of op_softmax_row_backward into a zeroed dx (the dot
+ * product is summed in FM_LANES partial sums), with no dx to zero first. */
+void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size_t n);
 
 /* For each head j: P_j = softmax(Q_j·K_jᵀ/√dk + M), O_j = P_j·V_j.
  * Q (Tq, D), K and Vm (Tk, D), O (Tq, D): any row stride, head j in columns j·dk .. .
@@ -224,12 +231,24 @@ void tfm_softmax_row_backward(double *d, const double *y, size_t n);
 void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
                            const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
                            size_t NH);
-/* Accumulates dQ (Tq, D), dK and dV (Tk, D) from dO (Tq, D) and what the forward read and
- * wrote. scratch holds Tq·Tk doubles. */
+/* Writes dQ (Tq, D), dK and dV (Tk, D) from dO (Tq, D) and what the forward read and
+ * wrote. They are gradients of activations, each written once, so they are not
+ * accumulated (no pass to zero them first). scratch holds Tq·Tk doubles. */
 void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
                             const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
                             const gsl_matrix *Vm, const gsl_matrix *P, size_t NH,
                             double *scratch);
+
+/* Decoding: the query of one new position of each of B sequences, Q (B, D), attends to
+ * Tk cached positions; writes O (B, D). Sequence b's keys are transposed, a (D, Tk) block
+ * at Kt + b·kt_stride with row stride ldk (row f: feature f at positions 0 .. Tk − 1); its
+ * values are the Tk rows of V (·, D) from row b·vstride on, head j in columns j·dk .. .
+ * p is scratch of NH·Tk doubles (left holding the weights of sequence B − 1). The same
+ * attention as tfm_attention_forward with one query, to rounding; no mask (the cache holds
+ * no later position). */
+void tfm_attend_cached(gsl_matrix *O, double *p, const gsl_matrix *Q, const double *Kt,
+                       size_t ldk, size_t kt_stride, const gsl_matrix *V, size_t vstride,
+                       size_t Tk, size_t NH);
 
 /* ---- multi-head attention (§3.2.2) --------------------------------------------------
  * MultiHead(Xq, Xkv) = Concat(head_1, ..., head_NH)·W_oᵀ + b_o,
@@ -329,6 +348,13 @@ typedef struct tfm_step {
     gsl_matrix_view q;      /* (B, D) the new position's query */
     gsl_matrix_view o;      /* (B, D) attention output */
     double *p;              /* (B·NH·max(Ts, Tt)) attention weights of this step */
+    /* The caches the steps read, one block per layer and sequence, each contiguous: a
+     * step streams them all from memory (megabytes: they outgrow the processor's cache),
+     * and contiguous blocks stream about twice as fast as rows picked out of [K | V]. */
+    double *kt_self;        /* (L, B, D, Tt) each layer's keys so far, transposed */
+    double *v_self;         /* (L, B, Tt, D) each layer's values so far */
+    double *kt_cross;       /* (L, B, D, Ts) the memory's keys of each layer, transposed */
+    double *v_cross;        /* (L, B, Ts, D) the memory's values of each layer */
     gsl_matrix_view h;      /* (B, F) */
     gsl_matrix_view z;      /* (B, D) after the final norm */
     double *z_mean, *z_rstd; /* (B) */
