@@ -9,15 +9,147 @@
  *     σ'(a) = σ(a)(1 − σ(a)),   tanh'(a) = 1 − tanh²(a),
  * so no pre-activation has to be kept.
  *
- * Aliasing. forward reads h_prev only in its GEMM, before any h is written, and reads
- * c_prev[r][j] before writing c[r][j], so h may be h_prev and c may be c_prev (a state
- * updated in place). act must not overlap h or c.
+ * Aliasing. forward reads h_prev only in its GEMM, before any h is written, so h may be
+ * h_prev; no other two arguments may overlap (the row kernels take restrict pointers,
+ * which is what lets the compiler vectorise them).
  */
 #include "lstm.h"
 
 #include <assert.h>
 #include <gsl/gsl_blas.h>
 #include <math.h>
+
+/* ---- the element-wise part, one row at a time --------------------------------------
+ *
+ * Each unit j of a row is independent of the others, so the loops run over blocks of
+ * LSTM_LANES units (one SIMD vector each, see lstm.h) and a scalar tail; the arithmetic
+ * of one unit is written once, in the *_unit functions, and inlined into both. */
+
+/* The four gate blocks of one row of act or dpre, as separate pointers: the compiler
+ * can then see that a write to one gate never changes another (restrict), which it could
+ * not prove for offsets H, 2H, 3H of one pointer with H unknown. */
+typedef struct gate_ptrs {
+    double *restrict i, *restrict f, *restrict g, *restrict o; /* (H) each */
+} gate_ptrs;
+
+typedef struct const_gate_ptrs {
+    const double *restrict i, *restrict f, *restrict g, *restrict o; /* (H) each */
+} const_gate_ptrs;
+
+static gate_ptrs gates_of(double *row, size_t H)
+{
+    return (gate_ptrs){row, row + H, row + 2 * H, row + 3 * H};
+}
+
+static const_gate_ptrs const_gates_of(const double *row, size_t H)
+{
+    return (const_gate_ptrs){row, row + H, row + 2 * H, row + 3 * H};
+}
+
+/* Forward of unit j: a.i[j], a.f[j], a.g[j], a.o[j] hold the pre-activations on entry and
+ * the activations on return; writes c[j], h[j]; reads cp[j]. */
+static inline __attribute__((always_inline)) void
+forward_unit(gate_ptrs a, double *restrict c, double *restrict h, const double *restrict cp,
+             size_t j)
+{
+    const double i = lstm_sigmoid(a.i[j]); /* how much of the candidate to write */
+    const double f = lstm_sigmoid(a.f[j]); /* how much of the old cell to keep */
+    const double g = lstm_tanh(a.g[j]);    /* the candidate, in (−1, 1) */
+    const double o = lstm_sigmoid(a.o[j]); /* how much of the cell to show */
+    const double cn = f * cp[j] + i * g;   /* c' = f⊙c + i⊙g */
+    a.i[j] = i;
+    a.f[j] = f;
+    a.g[j] = g;
+    a.o[j] = o;
+    c[j] = cn;
+    h[j] = o * lstm_tanh(cn); /* h' = o⊙tanh(c') */
+}
+
+/* One row: a = [i f g o] pre-activations in, activations out; c, h, cp (H). */
+LSTM_SIMD_CLONES
+static void forward_row(gate_ptrs a, double *restrict c, double *restrict h,
+                        const double *restrict cp, size_t H)
+{
+    size_t j = 0;
+    for (; j + LSTM_LANES <= H; j += LSTM_LANES)
+        for (size_t l = 0; l < LSTM_LANES; l++)
+            forward_unit(a, c, h, cp, j + l);
+    for (; j < H; j++)
+        forward_unit(a, c, h, cp, j);
+}
+
+/* Backward of unit j: reads the activations a, c[j], cp[j], dh[j], dc[j]; writes d, the
+ * gradients of the four pre-activations; accumulates dcp[j]. */
+static inline __attribute__((always_inline)) void
+backward_unit(gate_ptrs d, double *restrict dcp, const_gate_ptrs a, const double *restrict c,
+              const double *restrict cp, const double *restrict dh, const double *restrict dc,
+              size_t j)
+{
+    const double i = a.i[j], f = a.f[j], g = a.g[j], o = a.o[j];
+    const double tc = lstm_tanh(c[j]); /* recomputed: cheaper than keeping it */
+
+    /* forward: h = o ⊙ tanh(c)
+     *   ∂h/∂o = tanh(c)              → dL/do = dh ⊙ tanh(c)
+     *   ∂h/∂c = o ⊙ (1 − tanh²(c))   → c gets dh through h, plus dc from the
+     *                                   next step: the two paths add up. */
+    const double d_o = dh[j] * tc;
+    const double dct = dh[j] * o * (1.0 - tc * tc) + dc[j];
+
+    /* forward: c = f ⊙ c_prev + i ⊙ g
+     *   dL/df = dct ⊙ c_prev,  dL/di = dct ⊙ g,  dL/dg = dct ⊙ i,
+     *   dL/dc_prev = dct ⊙ f   (the constant error carousel: when f ≈ 1 the
+     *                           gradient passes back unchanged). */
+    const double d_f = dct * cp[j];
+    const double d_i = dct * g;
+    const double d_g = dct * i;
+    dcp[j] += dct * f;
+
+    /* forward: i = σ(a_i), f = σ(a_f), g = tanh(a_g), o = σ(a_o)
+     *   σ' = σ(1 − σ),  tanh' = 1 − tanh²,  written through the activations. */
+    d.i[j] = d_i * i * (1.0 - i);
+    d.f[j] = d_f * f * (1.0 - f);
+    d.g[j] = d_g * (1.0 - g * g);
+    d.o[j] = d_o * o * (1.0 - o);
+}
+
+/* One row of backward (arguments as backward_unit's, all of them present: the caller
+ * stands in zeros for a missing dc and a scratch row for a missing dcp, so the loop body
+ * has no branch and vectorises). */
+LSTM_SIMD_CLONES
+static void backward_row(gate_ptrs d, double *restrict dcp, const_gate_ptrs a,
+                         const double *restrict c, const double *restrict cp,
+                         const double *restrict dh, const double *restrict dc, size_t H)
+{
+    size_t j = 0;
+    for (; j + LSTM_LANES <= H; j += LSTM_LANES)
+        for (size_t l = 0; l < LSTM_LANES; l++)
+            backward_unit(d, dcp, a, c, cp, dh, dc, j + l);
+    for (; j < H; j++)
+        backward_unit(d, dcp, a, c, cp, dh, dc, j);
+}
+
+/* The same as backward_row, one unit at a time, with dc = NULL read as zeros and
+ * dcp = NULL skipped: the plain form of the equations, kept for the calls that lack one
+ * of the two (a cell on its own) and as the reference the tests compare against. */
+static void backward_row_plain(gate_ptrs d, double *dcp, const_gate_ptrs a, const double *c,
+                               const double *cp, const double *dh, const double *dc,
+                               size_t H)
+{
+    for (size_t j = 0; j < H; j++) {
+        const double i = a.i[j], f = a.f[j], g = a.g[j], o = a.o[j];
+        const double tc = lstm_tanh(c[j]);
+        const double d_o = dh[j] * tc;
+        const double dct = dh[j] * o * (1.0 - tc * tc) + (dc ? dc[j] : 0.0);
+        if (dcp)
+            dcp[j] += dct * f;
+        d.i[j] = dct * g * i * (1.0 - i);
+        d.f[j] = dct * cp[j] * f * (1.0 - f);
+        d.g[j] = dct * i * (1.0 - g * g);
+        d.o[j] = d_o * o * (1.0 - o);
+    }
+}
+
+/* ---- the step ----------------------------------------------------------------------- */
 
 /* Hochreiter & Schmidhuber (1997), with the forget gate of Gers, Schmidhuber & Cummins
  * (2000); equations as in lstm.h. */
@@ -34,25 +166,9 @@ void lstm_cell_forward(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, h_prev, Wh, 1.0, act);
 
     /* One fused pass per row: gates, new cell, new output, each element touched once. */
-    for (size_t r = 0; r < B; r++) {
-        double *ai = gsl_matrix_ptr(act, r, 0); /* (H) each, side by side */
-        double *af = ai + H, *ag = ai + 2 * H, *ao = ai + 3 * H;
-        const double *cp = gsl_matrix_const_ptr(c_prev, r, 0);
-        double *cr = gsl_matrix_ptr(c, r, 0), *hr = gsl_matrix_ptr(h, r, 0);
-        for (size_t j = 0; j < H; j++) {
-            const double i = lstm_sigmoid(ai[j]); /* how much of the candidate to write */
-            const double f = lstm_sigmoid(af[j]); /* how much of the old cell to keep */
-            const double g = lstm_tanh(ag[j]);    /* the candidate, in (−1, 1) */
-            const double o = lstm_sigmoid(ao[j]); /* how much of the cell to show */
-            const double cn = f * cp[j] + i * g; /* c' = f⊙c + i⊙g */
-            ai[j] = i;
-            af[j] = f;
-            ag[j] = g;
-            ao[j] = o;
-            cr[j] = cn;
-            hr[j] = o * lstm_tanh(cn); /* h' = o⊙tanh(c') */
-        }
-    }
+    for (size_t r = 0; r < B; r++)
+        forward_row(gates_of(gsl_matrix_ptr(act, r, 0), H), gsl_matrix_ptr(c, r, 0),
+                    gsl_matrix_ptr(h, r, 0), gsl_matrix_const_ptr(c_prev, r, 0), H);
 }
 
 void lstm_cell_backward(gsl_matrix *dpre, gsl_matrix *dh_prev, gsl_matrix *dc_prev,
@@ -65,46 +181,43 @@ void lstm_cell_backward(gsl_matrix *dpre, gsl_matrix *dh_prev, gsl_matrix *dc_pr
     assert(dh->size1 == B && dh->size2 == H && c_prev->size1 == B);
 
     for (size_t r = 0; r < B; r++) {
-        const double *ai = gsl_matrix_const_ptr(act, r, 0); /* activations, not pre- */
-        const double *af = ai + H, *ag = ai + 2 * H, *ao = ai + 3 * H;
+        gate_ptrs d = gates_of(gsl_matrix_ptr(dpre, r, 0), H);
+        const_gate_ptrs a = const_gates_of(gsl_matrix_const_ptr(act, r, 0), H);
         const double *cr = gsl_matrix_const_ptr(c, r, 0);
         const double *cp = gsl_matrix_const_ptr(c_prev, r, 0);
         const double *dhr = gsl_matrix_const_ptr(dh, r, 0);
-        const double *dcr = dc ? gsl_matrix_const_ptr(dc, r, 0) : NULL;
-        double *dcp = dc_prev ? gsl_matrix_ptr(dc_prev, r, 0) : NULL;
-        double *di = gsl_matrix_ptr(dpre, r, 0); /* (H) each: d of the pre-activations */
-        double *df = di + H, *dg = di + 2 * H, *dout = di + 3 * H;
-        for (size_t j = 0; j < H; j++) {
-            const double i = ai[j], f = af[j], g = ag[j], o = ao[j];
-            const double tc = lstm_tanh(cr[j]); /* recomputed: cheaper than keeping it */
-
-            /* forward: h = o ⊙ tanh(c)
-             *   ∂h/∂o = tanh(c)              → dL/do = dh ⊙ tanh(c)
-             *   ∂h/∂c = o ⊙ (1 − tanh²(c))   → c gets dh through h, plus dc from the
-             *                                   next step: the two paths add up. */
-            const double d_o = dhr[j] * tc;
-            const double dct = dhr[j] * o * (1.0 - tc * tc) + (dcr ? dcr[j] : 0.0);
-
-            /* forward: c = f ⊙ c_prev + i ⊙ g
-             *   dL/df = dct ⊙ c_prev,  dL/di = dct ⊙ g,  dL/dg = dct ⊙ i,
-             *   dL/dc_prev = dct ⊙ f   (the constant error carousel: when f ≈ 1 the
-             *                           gradient passes back unchanged). */
-            const double d_f = dct * cp[j];
-            const double d_i = dct * g;
-            const double d_g = dct * i;
-            if (dcp)
-                dcp[j] += dct * f;
-
-            /* forward: i = σ(a_i), f = σ(a_f), g = tanh(a_g), o = σ(a_o)
-             *   σ' = σ(1 − σ),  tanh' = 1 − tanh²,  written through the activations. */
-            di[j] = d_i * i * (1.0 - i);
-            df[j] = d_f * f * (1.0 - f);
-            dg[j] = d_g * (1.0 - g * g);
-            dout[j] = d_o * o * (1.0 - o);
-        }
+        if (dc && dc_prev) /* every step of a layer */
+            backward_row(d, gsl_matrix_ptr(dc_prev, r, 0), a, cr, cp, dhr,
+                         gsl_matrix_const_ptr(dc, r, 0), H);
+        else /* a lone cell (the tests): the plain loop, which allows the NULLs */
+            backward_row_plain(d, dc_prev ? gsl_matrix_ptr(dc_prev, r, 0) : NULL, a, cr, cp,
+                               dhr, dc ? gsl_matrix_const_ptr(dc, r, 0) : NULL, H);
     }
 
     /* forward: act += h_prev · Whᵀ   ⇒   dh_prev (B,H) += dpre (B,4H) · Wh (4H,H) */
     if (dh_prev)
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dpre, Wh, 1.0, dh_prev);
+}
+
+/* ---- the plain reference ------------------------------------------------------------- */
+
+void lstm_cell_gates_reference(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
+                               const gsl_matrix *c_prev)
+{
+    const size_t B = act->size1, H = h->size2;
+    for (size_t r = 0; r < B; r++)
+        for (size_t j = 0; j < H; j++) {
+            /* libm's exp and tanh, one element at a time */
+            const double i = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, j)));
+            const double f = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, H + j)));
+            const double g = tanh(gsl_matrix_get(act, r, 2 * H + j));
+            const double o = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, 3 * H + j)));
+            const double cn = f * gsl_matrix_get(c_prev, r, j) + i * g;
+            gsl_matrix_set(act, r, j, i);
+            gsl_matrix_set(act, r, H + j, f);
+            gsl_matrix_set(act, r, 2 * H + j, g);
+            gsl_matrix_set(act, r, 3 * H + j, o);
+            gsl_matrix_set(c, r, j, cn);
+            gsl_matrix_set(h, r, j, o * tanh(cn));
+        }
 }

@@ -9,6 +9,10 @@
  * gradient back through the recurrence (dpre_t, dh_{t−1}, dc_{t−1}); the three weight
  * gradients, which sum over steps, are formed after the loop from all the dpre_t at once.
  *
+ * When the inputs are tokens (the model's case) even that first GEMM shrinks: x_t is a
+ * row of an embedding table, so x_t·Wxᵀ + b is a row of the table P = embed·Wxᵀ + b,
+ * which has V rows where X has T·B (lstm_table_forward / _backward; docs/lstm.md).
+ *
  * Invariant: block k of a matrix means rows [k·B, (k+1)·B), one step of the whole batch;
  * time-major storage makes every block a contiguous view.
  */
@@ -16,6 +20,7 @@
 
 #include <assert.h>
 #include <gsl/gsl_blas.h>
+#include <string.h>
 
 #include "../common/tensor.h"
 
@@ -26,15 +31,12 @@ void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights
     op_add_bias(act, w->b);
 }
 
-void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *X,
-                        const lstm_weights *w, size_t T)
+void lstm_recur_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *Wh,
+                        size_t T)
 {
-    assert(T > 0 && X->size1 % T == 0);
-    const size_t B = X->size1 / T;
-    assert(Hs->size1 == (T + 1) * B && Cs->size1 == (T + 1) * B && Act->size1 == T * B);
-
-    /* Act (T·B,4H) = X (T·B,E) · Wxᵀ (E,4H) + b: the input part of every step at once */
-    lstm_input_forward(Act, X, w);
+    assert(T > 0 && Act->size1 % T == 0);
+    const size_t B = Act->size1 / T;
+    assert(Hs->size1 == (T + 1) * B && Cs->size1 == (T + 1) * B);
 
     /* The recurrence, steps 1..T. */
     for (size_t t = 1; t <= T; t++) {
@@ -42,18 +44,27 @@ void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const g
         gsl_matrix_view a = lstm_block(Act, t - 1, B);                      /* (B,4H) */
         gsl_matrix_view h = lstm_block(Hs, t, B), c = lstm_block(Cs, t, B); /* (B,H) */
         gsl_matrix_view hp = lstm_block(Hs, t - 1, B), cp = lstm_block(Cs, t - 1, B);
-        lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, w->Wh);
+        lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, Wh);
     }
 }
 
-void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPre,
-                         gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
-                         const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
-                         const lstm_weights *w, size_t T)
+void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *X,
+                        const lstm_weights *w, size_t T)
 {
-    assert(T > 0 && X->size1 % T == 0);
-    const size_t B = X->size1 / T;
-    assert(dHs->size1 == (T + 1) * B && dCs->size1 == (T + 1) * B && dPre->size1 == T * B);
+    assert(T > 0 && X->size1 % T == 0 && Act->size1 == X->size1);
+
+    /* Act (T·B,4H) = X (T·B,E) · Wxᵀ (E,4H) + b: the input part of every step at once */
+    lstm_input_forward(Act, X, w);
+    lstm_recur_forward(Hs, Cs, Act, w->Wh, T);
+}
+
+void lstm_recur_backward(gsl_matrix *dWh, gsl_matrix *dPre, gsl_matrix *dHs, gsl_matrix *dCs,
+                         const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
+                         const gsl_matrix *Wh, size_t T)
+{
+    assert(T > 0 && dPre->size1 % T == 0);
+    const size_t B = dPre->size1 / T;
+    assert(dHs->size1 == (T + 1) * B && dCs->size1 == (T + 1) * B && Act->size1 == T * B);
 
     /* Backpropagation through time, last step first. When step t is reached, blocks t of
      * dHs and dCs are complete: the outside gradient they held on entry plus what step
@@ -67,8 +78,24 @@ void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPr
         gsl_matrix_const_view c = lstm_const_block(Cs, t, B);
         gsl_matrix_const_view cp = lstm_const_block(Cs, t - 1, B);
         lstm_cell_backward(&dp.matrix, &dhp.matrix, &dcp.matrix, &dh.matrix, &dc.matrix,
-                           &a.matrix, &c.matrix, &cp.matrix, w->Wh);
+                           &a.matrix, &c.matrix, &cp.matrix, Wh);
     }
+
+    /* forward: a_t += h_{t−1} · Whᵀ  (each step)
+     *   dWh (4H,H) += Σ_t dpre_tᵀ · h_{t−1} = dPreᵀ (4H,T·B) · Hs[0..T−1] (T·B,H),
+     *   one GEMM because h_0 sits in front of h_1..h_T: blocks 0..T−1 of Hs are exactly
+     *   the previous states of steps 1..T. */
+    gsl_matrix_const_view Hprev = gsl_matrix_const_submatrix(Hs, 0, 0, T * B, Hs->size2);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dPre, &Hprev.matrix, 1.0, dWh);
+}
+
+void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPre,
+                         gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
+                         const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
+                         const lstm_weights *w, size_t T)
+{
+    assert(T > 0 && X->size1 % T == 0 && dPre->size1 == X->size1);
+    lstm_recur_backward(dw->Wh, dPre, dHs, dCs, Hs, Cs, Act, w->Wh, T);
 
     /* forward: Act = X · Wxᵀ + b  (all steps)
      *   dWx (4H,E) += dPreᵀ (4H,T·B) · X (T·B,E)     one GEMM sums over steps and batch
@@ -76,14 +103,64 @@ void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPr
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dPre, X, 1.0, dw->Wx);
     op_bias_backward(dw->b, dPre);
 
-    /* forward: a_t += h_{t−1} · Whᵀ  (each step)
-     *   dWh (4H,H) += Σ_t dpre_tᵀ · h_{t−1} = dPreᵀ (4H,T·B) · Hs[0..T−1] (T·B,H),
-     *   one GEMM because h_0 sits in front of h_1..h_T: blocks 0..T−1 of Hs are exactly
-     *   the previous states of steps 1..T. */
-    gsl_matrix_const_view Hprev = gsl_matrix_const_submatrix(Hs, 0, 0, T * B, Hs->size2);
-    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dPre, &Hprev.matrix, 1.0, dw->Wh);
-
     /* forward: Act = X · Wxᵀ   ⇒   dX (T·B,E) += dPre (T·B,4H) · Wx (4H,E) */
     if (dX)
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dPre, w->Wx, 1.0, dX);
+}
+
+/* ---- inputs that are tokens: the projection table ------------------------------------ */
+
+void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weights *w)
+{
+    assert(P->size1 == embed->size1 && P->size2 == w->Wx->size1);
+    /* P (V,4H) = embed (V,E) · Wxᵀ (E,4H) + b: every row starts as b, and the GEMM adds
+     * onto it (beta = 1), one pass over P instead of a zeroing and a bias pass */
+    for (size_t v = 0; v < P->size1; v++)
+        memcpy(gsl_matrix_ptr(P, v, 0), w->b->data, P->size2 * sizeof(double));
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, embed, w->Wx, 1.0, P);
+}
+
+void lstm_table_gather(gsl_matrix *Act, const gsl_matrix *P, const int *ids, size_t N)
+{
+    assert(Act->size1 >= N && Act->size2 == P->size2);
+    /* Act row i = P row ids[i]: a plain copy of 4H doubles (op_embed does the same row by
+     * row through gsl_vector_memcpy, which goes through BLAS dcopy: slower for rows) */
+    for (size_t i = 0; i < N; i++) {
+        assert(ids[i] >= 0 && (size_t)ids[i] < P->size1);
+        memcpy(gsl_matrix_ptr(Act, i, 0), gsl_matrix_const_ptr(P, (size_t)ids[i], 0),
+               P->size2 * sizeof(double));
+    }
+}
+
+/* dst (n) += src (n), in blocks of LSTM_LANES so that it vectorises. */
+LSTM_SIMD_CLONES
+static void add_row(double *restrict dst, const double *restrict src, size_t n)
+{
+    size_t j = 0;
+    for (; j + LSTM_LANES <= n; j += LSTM_LANES)
+        for (size_t l = 0; l < LSTM_LANES; l++)
+            dst[j + l] += src[j + l];
+    for (; j < n; j++)
+        dst[j] += src[j];
+}
+
+void lstm_table_backward(gsl_matrix *dembed, const lstm_weights *dw, gsl_matrix *dP,
+                         const gsl_matrix *dPre, const int *ids, const gsl_matrix *embed,
+                         const lstm_weights *w)
+{
+    assert(dP->size1 == embed->size1 && dP->size2 == dPre->size2);
+    /* forward: Act row i = P row ids[i]   ⇒   dP row v = Σ_{i: ids[i] = v} dPre row i,
+     * a scatter-add of the T·B rows into V */
+    gsl_matrix_set_zero(dP);
+    for (size_t i = 0; i < dPre->size1; i++)
+        add_row(gsl_matrix_ptr(dP, (size_t)ids[i], 0), gsl_matrix_const_ptr(dPre, i, 0),
+                dP->size2);
+
+    /* forward: P = embed · Wxᵀ + b
+     *   dWx (4H,E)   += dPᵀ (4H,V) · embed (V,E)
+     *   db  (1,4H)   += Σ_rows dP
+     *   dembed (V,E) += dP (V,4H) · Wx (4H,E) */
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dP, embed, 1.0, dw->Wx);
+    op_bias_backward(dw->b, dP);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dP, w->Wx, 1.0, dembed);
 }

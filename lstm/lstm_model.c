@@ -8,7 +8,9 @@
  *
  * State layout. All activations are time-major (step, batch, ·) so that one step of the
  * batch is a block of B contiguous rows. Encoder and decoder share one array per kind:
- *     X, dX     ((Ts+Tt)·B, E)     embedded source tokens, then embedded decoder inputs
+ *     P, dP     (2·(V+1), 4H)      the projection tables embed·Wxᵀ + b of the encoder,
+ *                                  then of the decoder (lstm.h): the input part of a step
+ *                                  is a row of its table, picked by the token
  *     Act, dPre ((Ts+Tt)·B, 4H)    gates of the Ts encoder steps, then the Tt decoder ones
  *     Hs, Cs, dHs, dCs ((Ts+1+Tt)·B, H)
  *               blocks 0..Ts     encoder states h_0 = 0, h_1 .. h_Ts
@@ -127,7 +129,7 @@ typedef struct lstm_state {
                          when there is none (decode reuses the same arrays) */
     double *mem;      /* one block holding every array below */
     int *imem;        /* one block holding the token arrays */
-    double *X, *dX;         /* ((Ts+Tt)·B, E) */
+    double *P, *dP;         /* (2·(V+1), 4H) encoder table, then decoder table */
     double *Act, *dPre;     /* ((Ts+Tt)·B, 4H) */
     double *Hs, *Cs;        /* ((Ts+1+Tt)·B, H) */
     double *dHs, *dCs;      /* ((Ts+1+Tt)·B, H) */
@@ -160,8 +162,8 @@ static void bind_params(lstm_params *p, arena *a, int grad)
 
 /* The workspace seen at one batch's sizes: views into the front of each state array. */
 typedef struct lstm_views {
-    gsl_matrix_view Xe, Xd, dXe, dXd; /* (Ts·B, E), (Tt·B, E) */
-    gsl_matrix_view Ae, Ad, dPe, dPd; /* (Ts·B, 4H), (Tt·B, 4H) */
+    gsl_matrix_view Pe, Pd, dPe, dPd; /* (V+1, 4H) projection tables and their gradients */
+    gsl_matrix_view Ae, Ad, dAe, dAd; /* (Ts·B, 4H), (Tt·B, 4H) gates, d pre-activations */
     gsl_matrix_view He, Ce, dHe, dCe; /* ((Ts+1)·B, H) encoder h_0..h_Ts */
     gsl_matrix_view Hd, Cd, dHd, dCd; /* ((Tt+1)·B, H) decoder h_0..h_Tt, h_0 = enc h_Ts */
     gsl_matrix_view Hout, dHout;      /* (Tt·B, H) decoder h_1..h_Tt: the output's input */
@@ -171,17 +173,17 @@ typedef struct lstm_views {
 static void make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt)
 {
     const lstm_state *s = &m->s;
-    const size_t E = m->head.cfg.embed, H = m->head.cfg.hidden, G = 4 * H;
+    const size_t H = m->head.cfg.hidden, G = 4 * H;
     const size_t V = config_vocab(&m->head.cfg);
     const size_t es = Ts * B, ds = Tt * B; /* rows of encoder, decoder steps */
-    v->Xe = gsl_matrix_view_array(s->X, es, E);
-    v->Xd = gsl_matrix_view_array(s->X + es * E, ds, E);
-    v->dXe = gsl_matrix_view_array(s->dX, es, E);
-    v->dXd = gsl_matrix_view_array(s->dX + es * E, ds, E);
+    v->Pe = gsl_matrix_view_array(s->P, V, G);
+    v->Pd = gsl_matrix_view_array(s->P + V * G, V, G);
+    v->dPe = gsl_matrix_view_array(s->dP, V, G);
+    v->dPd = gsl_matrix_view_array(s->dP + V * G, V, G);
     v->Ae = gsl_matrix_view_array(s->Act, es, G);
     v->Ad = gsl_matrix_view_array(s->Act + es * G, ds, G);
-    v->dPe = gsl_matrix_view_array(s->dPre, es, G);
-    v->dPd = gsl_matrix_view_array(s->dPre + es * G, ds, G);
+    v->dAe = gsl_matrix_view_array(s->dPre, es, G);
+    v->dAd = gsl_matrix_view_array(s->dPre + es * G, ds, G);
     /* the decoder's state arrays start at encoder block Ts: the shared bridge block */
     v->He = gsl_matrix_view_array(s->Hs, es + B, H);
     v->Ce = gsl_matrix_view_array(s->Cs, es + B, H);
@@ -308,12 +310,13 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     Tt = Tt > s->cap_Tt ? Tt : s->cap_Tt;
 
     /* rows: all steps (Ts+Tt)·B, all states (Ts+1+Tt)·B, decoder outputs Tt·B */
-    const size_t E = mm->cfg.embed, H = mm->cfg.hidden, V = config_vocab(&mm->cfg);
+    const size_t H = mm->cfg.hidden, V = config_vocab(&mm->cfg);
     const size_t Tmax = Ts > Tt ? Ts : Tt;
-    size_t steps, states, outs, nX, nA, nH, nL, nT;
+    size_t steps, states, outs, nP, nA, nH, nL, nT;
     if (Ts > SIZE_MAX - 1 - Tt || mul_size(&steps, Ts + Tt, B) ||
         mul_size(&states, Ts + Tt + 1, B) || mul_size(&outs, Tt, B) ||
-        mul_size(&nX, steps, E) || mul_size(&nA, steps, 4 * H) || mul_size(&nH, states, H) ||
+        mul_size(&nP, 2 * V, 4 * H) || mul_size(&nA, steps, 4 * H) ||
+        mul_size(&nH, states, H) ||
         mul_size(&nL, outs, V) || mul_size(&nT, Tmax, H))
         return -1;
 
@@ -321,9 +324,9 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
      * replaces the old one only once both blocks exist, so a failure leaves the old
      * reservation usable. */
     lstm_state n = {0};
-    double **const arrays[] = {&n.X,  &n.dX,  &n.Act,    &n.dPre,    &n.Hs,   &n.Cs,
+    double **const arrays[] = {&n.P,   &n.dP,  &n.Act,    &n.dPre,    &n.Hs,   &n.Cs,
                                &n.dHs, &n.dCs, &n.logits, &n.dlogits, &n.trace};
-    const size_t sizes[] = {nX, nX, nA, nA, nH, nH, nH, nH, nL, nL, nT};
+    const size_t sizes[] = {nP, nP, nA, nA, nH, nH, nH, nH, nL, nL, nT};
     n.mem = carve(arrays, sizes, sizeof sizes / sizeof sizes[0]);
     /* tokens: ids (Ts+Tt)·B, then tgt and pred Tt·B each; outs <= steps, so 3·steps
      * bounds the total */
@@ -372,18 +375,19 @@ static int to_time_major(int *dst, const int *src, size_t B, size_t T, const con
     return 0;
 }
 
-/* The encoder: embeds src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
+/* The encoder: reads src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
  * state in block Ts of Hs, Cs, where the decoder starts. Returns -1 on a bad token. */
 static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts)
 {
     const size_t H = m->head.cfg.hidden;
     if (to_time_major(m->s.ids, src, B, Ts, &m->head.cfg) != 0)
         return -1;
-    op_embed(&v->Xe.matrix, m->w.enc_embed, m->s.ids, Ts * B);
+    /* the input part of every step: Ae row i = Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
+    lstm_table_forward(&v->Pe.matrix, m->w.enc_embed, &m->w.enc);
+    lstm_table_gather(&v->Ae.matrix, &v->Pe.matrix, m->s.ids, Ts * B);
     memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
     memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
-    lstm_layer_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, &v->Xe.matrix,
-                       &m->w.enc, Ts);
+    lstm_recur_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, m->w.enc.Wh, Ts);
     return 0;
 }
 
@@ -427,10 +431,10 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
         GSL_ERROR_VAL("lstm forward: token outside the vocabulary", GSL_EDOM, NAN);
 
     /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, so
-     * its input projection is one GEMM too */
-    op_embed(&v.Xd.matrix, m->w.dec_embed, dec_ids, Tt * B);
-    lstm_layer_forward(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Xd.matrix, &m->w.dec,
-                       Tt);
+     * the input part of all its steps is one gather from its table too */
+    lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
+    lstm_table_gather(&v.Ad.matrix, &v.Pd.matrix, dec_ids, Tt * B);
+    lstm_recur_forward(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh, Tt);
 
     /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
     output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
@@ -455,7 +459,7 @@ static void lstm_backward(model *mm, const batch *b)
 {
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
-    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden, E = mm->cfg.embed;
+    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden;
     if (s->B == 0 || B != s->B || Ts != s->Ts || Tt != s->Tt)
         GSL_ERROR_VOID("lstm backward: no forward of this batch to differentiate", GSL_EINVAL);
     lstm_views v;
@@ -475,23 +479,23 @@ static void lstm_backward(model *mm, const batch *b)
 
     /* Gradients reaching the states from outside the layers: none for the encoder's
      * states (blocks 0..Ts of dHs, the bridge included — the decoder will add its part),
-     * none for any cell state (the loss reads only h). The input gradients accumulate. */
+     * none for any cell state (the loss reads only h). */
     memset(s->dHs, 0, (Ts + 1) * B * H * sizeof(double));
     memset(s->dCs, 0, (Ts + Tt + 1) * B * H * sizeof(double));
-    memset(s->dX, 0, (Ts + Tt) * B * E * sizeof(double));
 
     /* Decoder first: it leaves in the bridge block the gradient of its initial state,
      * which is the encoder's upstream gradient of h_Ts and c_Ts. */
-    lstm_layer_backward(&v.dXd.matrix, &m->g.dec, &v.dPd.matrix, &v.dHd.matrix,
-                        &v.dCd.matrix, &v.Xd.matrix, &v.Hd.matrix, &v.Cd.matrix,
-                        &v.Ad.matrix, &m->w.dec, Tt);
-    lstm_layer_backward(&v.dXe.matrix, &m->g.enc, &v.dPe.matrix, &v.dHe.matrix,
-                        &v.dCe.matrix, &v.Xe.matrix, &v.He.matrix, &v.Ce.matrix,
-                        &v.Ae.matrix, &m->w.enc, Ts);
+    lstm_recur_backward(m->g.dec.Wh, &v.dAd.matrix, &v.dHd.matrix, &v.dCd.matrix,
+                        &v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh, Tt);
+    lstm_recur_backward(m->g.enc.Wh, &v.dAe.matrix, &v.dHe.matrix, &v.dCe.matrix,
+                        &v.He.matrix, &v.Ce.matrix, &v.Ae.matrix, m->w.enc.Wh, Ts);
 
-    /* forward: X row i = embed row ids[i]   ⇒   dembed row ids[i] += dX row i */
-    op_embed_backward(m->g.dec_embed, &v.dXd.matrix, s->ids + Ts * B, Tt * B);
-    op_embed_backward(m->g.enc_embed, &v.dXe.matrix, s->ids, Ts * B);
+    /* forward: A row i = P row ids[i], P = embed·Wxᵀ + b   ⇒   dP = the rows of dA
+     * added up by token, then dWx, db and dembed from dP (V rows, not T·B) */
+    lstm_table_backward(m->g.dec_embed, &m->g.dec, &v.dPd.matrix, &v.dAd.matrix,
+                        s->ids + Ts * B, m->w.dec_embed, &m->w.dec);
+    lstm_table_backward(m->g.enc_embed, &m->g.enc, &v.dPe.matrix, &v.dAe.matrix, s->ids,
+                        m->w.enc_embed, &m->w.enc);
 }
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
@@ -513,13 +517,14 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     if (encode(m, &v, src, B, Ts) != 0)
         GSL_ERROR_VAL("lstm decode: token outside the vocabulary", GSL_EDOM, -1);
 
-    /* The decoder cannot project its inputs up front: input t+1 is the argmax of step t.
-     * Each step writes the same blocks forward would, so trace() can read them after. */
+    /* The decoder cannot gather its inputs up front: input t+1 is the argmax of step t.
+     * Its table is ready, though: each step gathers B rows of it. Each step writes the
+     * same blocks forward would, so trace() can read them after. */
+    lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
     int *y = s->ids + Ts * B; /* (Tt·B) block t−1: the input of step t */
     for (size_t i = 0; i < B; i++)
         y[i] = config_bos(cfg);
     for (size_t t = 1; t <= Tt; t++) {
-        gsl_matrix_view x = lstm_block(&v.Xd.matrix, t - 1, B);     /* (B,E) */
         gsl_matrix_view a = lstm_block(&v.Ad.matrix, t - 1, B);     /* (B,4H) */
         gsl_matrix_view h = lstm_block(&v.Hd.matrix, t, B);         /* (B,H) */
         gsl_matrix_view c = lstm_block(&v.Cd.matrix, t, B);
@@ -527,8 +532,7 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
         gsl_matrix_view cp = lstm_block(&v.Cd.matrix, t - 1, B);
         gsl_matrix_view z = lstm_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
 
-        op_embed(&x.matrix, m->w.dec_embed, y + (t - 1) * B, B);
-        lstm_input_forward(&a.matrix, &x.matrix, &m->w.dec); /* x·Wxᵀ + b */
+        lstm_table_gather(&a.matrix, &v.Pd.matrix, y + (t - 1) * B, B); /* x·Wxᵀ + b */
         lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
                           m->w.dec.Wh);
         output_forward(&z.matrix, &h.matrix, &m->w);

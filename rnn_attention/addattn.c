@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "../common/tensor.h"
+#include "../lstm/lstm.h"
 
 /* ---- the score kernels ------------------------------------------------------------------
  *
@@ -68,30 +69,64 @@
  * weights of about 300/H each. A NaN passes through (both comparisons are false). */
 #define EXP_CLAMP 300.0
 
-/* x (n) ← e^{2x}, the form in which queries and keys enter the scores. */
-static void exp2x(double *x, size_t n)
+/* e^{2x} of one element, x clamped first (lstm/'s branch-free exp and select, so that
+ * the loop below vectorises). */
+static inline double exp2x_one(double x)
 {
-    for (size_t i = 0; i < n; i++) {
-        const double c = x[i] > EXP_CLAMP ? EXP_CLAMP : x[i] < -EXP_CLAMP ? -EXP_CLAMP : x[i];
-        x[i] = exp(2.0 * c);
-    }
+    double c = lstm_select(x > EXP_CLAMP, EXP_CLAMP, x);
+    c = lstm_select(c < -EXP_CLAMP, -EXP_CLAMP, c);
+    return lstm_exp(2.0 * c);
 }
 
-/* U (Ts, A), row j = tanh(q + k_j) = 1 − 2/(1 + e^{2q} ⊙ e^{2k_j}) for one example:
- * eq (A) is e^{2q}, row j of EK (kstride doubles apart) is e^{2k_j}. */
+/* x (n) ← e^{2x}, the form in which queries and keys enter the scores. */
 SIMD_CLONES
-static void scores_tanh(double *restrict U, const double *restrict eq,
-                        const double *restrict EK, size_t kstride, size_t Ts, size_t A)
+static void exp2x(double *restrict x, size_t n)
+{
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (size_t l = 0; l < LANES; l++)
+            x[i + l] = exp2x_one(x[i + l]);
+    for (; i < n; i++)
+        x[i] = exp2x_one(x[i]);
+}
+
+/* The scores of one example, e (Ts), e_j = vᵀ tanh(q + k_j) with
+ * tanh(q + k_j) = 1 − 2/(1 + e^{2q} ⊙ e^{2k_j}): eq (A) is e^{2q}, row j of EK (kstride
+ * doubles apart) is e^{2k_j}. The product with v is taken on the fly, so the (Ts, A)
+ * block of tanh values is never stored: LANES partial sums, one per lane, added up in a
+ * fixed order at the end of the row (a fixed order, so the bits do not depend on the
+ * vector width; the plain reference is scores_reference below). */
+SIMD_CLONES
+static void scores_forward(double *restrict e, const double *restrict eq,
+                           const double *restrict EK, size_t kstride,
+                           const double *restrict v, size_t Ts, size_t A)
 {
     for (size_t j = 0; j < Ts; j++) {
         const double *ek = EK + j * kstride;
-        double *u = U + j * A;
+        double part[LANES] = {0};
         size_t a = 0;
         for (; a + LANES <= A; a += LANES)
             for (size_t l = 0; l < LANES; l++)
-                u[a + l] = 1.0 - 2.0 / (1.0 + eq[a + l] * ek[a + l]);
+                part[l] += v[a + l] * (1.0 - 2.0 / (1.0 + eq[a + l] * ek[a + l]));
+        double sum = 0.0;
+        for (size_t l = 0; l < LANES; l++)
+            sum += part[l];
         for (; a < A; a++)
-            u[a] = 1.0 - 2.0 / (1.0 + eq[a] * ek[a]);
+            sum += v[a] * (1.0 - 2.0 / (1.0 + eq[a] * ek[a]));
+        e[j] = sum;
+    }
+}
+
+/* scores_forward as the equation reads, one term at a time: what the tests compare the
+ * kernel with (the two differ only in the order of the additions). */
+void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
+                              const double *v, size_t Ts, size_t A)
+{
+    for (size_t j = 0; j < Ts; j++) {
+        double sum = 0.0;
+        for (size_t a = 0; a < A; a++)
+            sum += v[a] * tanh(q[a] + K[j * kstride + a]);
+        e[j] = sum;
     }
 }
 
@@ -159,8 +194,7 @@ void addattn_keys_forward(gsl_matrix *EK, const gsl_matrix *Henc, const addattn_
 
 void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
                           const gsl_matrix *s_prev, const gsl_matrix *EK,
-                          const gsl_matrix *Henc, const addattn_weights *w,
-                          const addattn_work *ws)
+                          const gsl_matrix *Henc, const addattn_weights *w)
 {
     const size_t B = s_prev->size1, Ts = alpha->size2, A = EK->size2;
     assert(alpha->size1 == B && EQ->size1 == B && EQ->size2 == A && EQ->tda == A);
@@ -171,15 +205,12 @@ void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, s_prev, w->Wq, 0.0, EQ);
     exp2x(EQ->data, B * A);
 
-    gsl_vector_const_view v = gsl_matrix_const_row(w->v, 0); /* (A) */
-    gsl_matrix_view U = gsl_matrix_view_array(ws->u, Ts, A);
     for (size_t b = 0; b < B; b++) {
-        /* U (Ts,A), row j = tanh(q_b + k_j) over the keys of example b */
-        scores_tanh(ws->u, gsl_matrix_const_ptr(EQ, b, 0), EK->data + b * EK->tda,
-                    B * EK->tda, Ts, A);
-        /* e (Ts) = U (Ts,A) · v (A): e_j = vᵀ tanh(q + k_j), written into α's row */
+        /* e (Ts), e_j = vᵀ tanh(q_b + k_j) over the keys of example b, into α's row */
         gsl_vector_view ab = gsl_matrix_row(alpha, b);
-        gsl_blas_dgemv(CblasNoTrans, 1.0, &U.matrix, &v.vector, 0.0, &ab.vector);
+        assert(ab.vector.stride == 1);
+        scores_forward(ab.vector.data, gsl_matrix_const_ptr(EQ, b, 0), EK->data + b * EK->tda,
+                       B * EK->tda, w->v->data, Ts, A);
         /* α = softmax(e): how much each source position is read; the max is subtracted */
         op_softmax_row(ab.vector.data, Ts);
         /* c_b (H) = Hbᵀ (H,Ts) · α (Ts): the values, weighted by α */

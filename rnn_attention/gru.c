@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../common/tensor.h"
+#include "../lstm/lstm.h"
 
 /* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
 static gsl_matrix_view block(gsl_matrix *m, size_t k, size_t B)
@@ -42,16 +43,60 @@ static void rows_from_bias(gsl_matrix *m, const gsl_matrix *bias)
 
 /* ---- the cell ------------------------------------------------------------------------ */
 
-/* tanh(x) = 1 − 2/(1 + e^{2x}): one exp, about 4× cheaper than libm's tanh, which goes
- * through expm1 for a relative accuracy near 0 that a state does not need (the error here
- * is a few 1e-16 absolute). The limits are exact: e^{2x} = ∞ gives 1, e^{2x} = 0 gives −1.
- * The attention's scores use the same identity (addattn.c). */
-static inline double tanh_exp(double x) { return 1.0 - 2.0 / (1.0 + exp(2.0 * x)); }
+/* σ and tanh are lstm/'s (lstm_sigmoid, lstm_tanh: one exp each, through lstm_exp,
+ * which has no call and no branch), shared rather than copied, as the ablation shares the
+ * LSTM cell: so the element-wise loops below vectorise like the LSTM's. The loops run
+ * over blocks of LSTM_LANES units and a scalar tail; one unit's arithmetic is written
+ * once, in the *_unit functions. */
 
-/* σ(x) = 1/(1 + e^{−x}), without a branch on the sign of x: gates are positive and
- * negative at random, so a branch mispredicts half the time (2-3× slower). No accuracy is
- * lost: 1 + e^{−x} never cancels, and e^{−x} = ∞ gives 0 exactly where σ underflows. */
-static inline double sigmoid_exp(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* The three gate blocks [r | z | n] of one row, as separate restrict pointers, so that
+ * the compiler knows a write to one block leaves the others alone. */
+typedef struct gru_gates {
+    double *restrict r, *restrict z, *restrict n; /* (H) each */
+} gru_gates;
+
+typedef struct gru_const_gates {
+    const double *restrict r, *restrict z, *restrict n; /* (H) each */
+} gru_const_gates;
+
+static gru_gates gates_of(double *row, size_t H)
+{
+    return (gru_gates){row, row + H, row + 2 * H};
+}
+
+static gru_const_gates const_gates_of(const double *row, size_t H)
+{
+    return (gru_const_gates){row, row + H, row + 2 * H};
+}
+
+/* Forward of unit i: a holds xp on entry, the gates on return; u = hp (read); hb = h_prev;
+ * writes hn[i]. */
+static inline __attribute__((always_inline)) void
+forward_unit(gru_gates a, gru_const_gates u, const double *restrict hb, double *restrict hn,
+             size_t i)
+{
+    const double r = lstm_sigmoid(a.r[i] + u.r[i]); /* how much of h the candidate sees */
+    const double z = lstm_sigmoid(a.z[i] + u.z[i]); /* how much of h to keep as it is */
+    const double n = lstm_tanh(a.n[i] + r * u.n[i]); /* the candidate, in (−1, 1) */
+    a.r[i] = r;
+    a.z[i] = z;
+    a.n[i] = n;
+    /* h' = (1 − z) ⊙ n + z ⊙ h, written n + z ⊙ (h − n) as PyTorch does: z = 1
+     * copies h exactly, the path along which the gradient survives many steps */
+    hn[i] = n + z * (hb[i] - n);
+}
+
+LSTM_SIMD_CLONES
+static void forward_row(gru_gates a, gru_const_gates u, const double *restrict hb,
+                        double *restrict hn, size_t H)
+{
+    size_t i = 0;
+    for (; i + LSTM_LANES <= H; i += LSTM_LANES)
+        for (size_t l = 0; l < LSTM_LANES; l++)
+            forward_unit(a, u, hb, hn, i + l);
+    for (; i < H; i++)
+        forward_unit(a, u, hb, hn, i);
+}
 
 void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
                       const gsl_matrix *h_prev, const gsl_matrix *Wh, const gsl_matrix *bh)
@@ -65,25 +110,56 @@ void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, h_prev, Wh, 1.0, hp);
 
     /* One fused pass per row: each element of the gates and the state touched once. */
-    for (size_t b = 0; b < B; b++) {
-        double *ar = gsl_matrix_ptr(act, b, 0); /* in: xp, out: gates; (H) each */
-        double *az = ar + H, *an = ar + 2 * H;
-        const double *ur = gsl_matrix_const_ptr(hp, b, 0);
-        const double *uz = ur + H, *un = ur + 2 * H;
-        const double *hb = gsl_matrix_const_ptr(h_prev, b, 0);
-        double *hn = gsl_matrix_ptr(h, b, 0);
-        for (size_t i = 0; i < H; i++) {
-            const double r = sigmoid_exp(ar[i] + ur[i]); /* how much of h the candidate sees */
-            const double z = sigmoid_exp(az[i] + uz[i]); /* how much of h to keep as it is */
-            const double n = tanh_exp(an[i] + r * un[i]); /* the candidate, in (−1, 1) */
-            ar[i] = r;
-            az[i] = z;
-            an[i] = n;
-            /* h' = (1 − z) ⊙ n + z ⊙ h, written n + z ⊙ (h − n) as PyTorch does: z = 1
-             * copies h exactly, the path along which the gradient survives many steps */
-            hn[i] = n + z * (hb[i] - n);
-        }
-    }
+    for (size_t b = 0; b < B; b++)
+        forward_row(gates_of(gsl_matrix_ptr(act, b, 0), H),
+                    const_gates_of(gsl_matrix_const_ptr(hp, b, 0), H),
+                    gsl_matrix_const_ptr(h_prev, b, 0), gsl_matrix_ptr(h, b, 0), H);
+}
+
+/* Backward of unit i: reads the gates a, un = U_n h + b_hn, hb = h_prev, g = dh; writes
+ * dx = dxp and dh = dhp (their r, z, n thirds); accumulates dhb[i] (h_prev's gradient). */
+static inline __attribute__((always_inline)) void
+backward_unit(gru_gates dx, gru_gates dh, double *restrict dhb, gru_const_gates a,
+              const double *restrict un, const double *restrict hb, const double *restrict g,
+              size_t i)
+{
+    const double r = a.r[i], z = a.z[i], n = a.n[i];
+
+    /* forward: h' = (1 − z) ⊙ n + z ⊙ h
+     *   ∂h'/∂n = 1 − z,   ∂h'/∂z = h − n,   ∂h'/∂h = z (the direct path) */
+    const double dn = g[i] * (1.0 - z);
+    const double dz = g[i] * (hb[i] - n);
+    dhb[i] += g[i] * z;
+
+    /* forward: n = tanh(a_n),  a_n = xp_n + r ⊙ hp_n
+     *   da_n = dn ⊙ (1 − n²);  ∂a_n/∂xp_n = 1,  ∂a_n/∂hp_n = r,  ∂a_n/∂r = hp_n */
+    const double da_n = dn * (1.0 - n * n);
+    const double dr = da_n * un[i];
+
+    /* forward: r = σ(xp_r + hp_r), z = σ(xp_z + hp_z)
+     *   both parts of each sum get the same gradient, σ' = σ(1 − σ) */
+    const double da_r = dr * r * (1.0 - r);
+    const double da_z = dz * z * (1.0 - z);
+
+    dx.r[i] = da_r;
+    dx.z[i] = da_z;
+    dx.n[i] = da_n;
+    dh.r[i] = da_r;
+    dh.z[i] = da_z;
+    dh.n[i] = da_n * r; /* the one place the two parts differ */
+}
+
+LSTM_SIMD_CLONES
+static void backward_row(gru_gates dx, gru_gates dh, double *restrict dhb, gru_const_gates a,
+                         const double *restrict un, const double *restrict hb,
+                         const double *restrict g, size_t H)
+{
+    size_t i = 0;
+    for (; i + LSTM_LANES <= H; i += LSTM_LANES)
+        for (size_t l = 0; l < LSTM_LANES; l++)
+            backward_unit(dx, dh, dhb, a, un, hb, g, i + l);
+    for (; i < H; i++)
+        backward_unit(dx, dh, dhb, a, un, hb, g, i);
 }
 
 void gru_cell_backward(gsl_matrix *dxp, gsl_matrix *dhp, gsl_matrix *dh_prev,
@@ -95,40 +171,31 @@ void gru_cell_backward(gsl_matrix *dxp, gsl_matrix *dhp, gsl_matrix *dh_prev,
     assert(dhp->size1 == B && dhp->size2 == 3 * H && dh->size1 == B);
 
     for (size_t b = 0; b < B; b++) {
-        const double *ar = gsl_matrix_const_ptr(act, b, 0); /* gates, not pre-activations */
-        const double *az = ar + H, *an = ar + 2 * H;
-        const double *un = gsl_matrix_const_ptr(hp, b, 0) + 2 * H; /* U_n h + b_hn */
+        double *dhr = gsl_matrix_ptr(dhp, b, 0);
+        double *dhb = dh_prev ? gsl_matrix_ptr(dh_prev, b, 0) : NULL;
+        if (dhb) {
+            backward_row(gates_of(gsl_matrix_ptr(dxp, b, 0), H), gates_of(dhr, H), dhb,
+                         const_gates_of(gsl_matrix_const_ptr(act, b, 0), H),
+                         gsl_matrix_const_ptr(hp, b, 0) + 2 * H,
+                         gsl_matrix_const_ptr(h_prev, b, 0), gsl_matrix_const_ptr(dh, b, 0), H);
+            continue;
+        }
+        /* no dh_prev (a cell on its own, in the tests): the equations of backward_unit
+         * as a plain loop, in the same order of operations, without the accumulation */
+        const double *ar = gsl_matrix_const_ptr(act, b, 0), *az = ar + H, *an = ar + 2 * H;
+        const double *un = gsl_matrix_const_ptr(hp, b, 0) + 2 * H;
         const double *hb = gsl_matrix_const_ptr(h_prev, b, 0);
         const double *g = gsl_matrix_const_ptr(dh, b, 0);
-        double *dxr = gsl_matrix_ptr(dxp, b, 0), *dxz = dxr + H, *dxn = dxr + 2 * H;
-        double *dhr = gsl_matrix_ptr(dhp, b, 0), *dhz = dhr + H, *dhn = dhr + 2 * H;
-        double *dhb = dh_prev ? gsl_matrix_ptr(dh_prev, b, 0) : NULL;
+        double *dxr = gsl_matrix_ptr(dxp, b, 0);
         for (size_t i = 0; i < H; i++) {
             const double r = ar[i], z = az[i], n = an[i];
-
-            /* forward: h' = (1 − z) ⊙ n + z ⊙ h
-             *   ∂h'/∂n = 1 − z,   ∂h'/∂z = h − n,   ∂h'/∂h = z (the direct path) */
-            const double dn = g[i] * (1.0 - z);
-            const double dz = g[i] * (hb[i] - n);
-            if (dhb)
-                dhb[i] += g[i] * z;
-
-            /* forward: n = tanh(a_n),  a_n = xp_n + r ⊙ hp_n
-             *   da_n = dn ⊙ (1 − n²);  ∂a_n/∂xp_n = 1,  ∂a_n/∂hp_n = r,  ∂a_n/∂r = hp_n */
-            const double da_n = dn * (1.0 - n * n);
-            const double dr = da_n * un[i];
-
-            /* forward: r = σ(xp_r + hp_r), z = σ(xp_z + hp_z)
-             *   both parts of each sum get the same gradient, σ' = σ(1 − σ) */
-            const double da_r = dr * r * (1.0 - r);
-            const double da_z = dz * z * (1.0 - z);
-
-            dxr[i] = da_r;
-            dxz[i] = da_z;
-            dxn[i] = da_n;
-            dhr[i] = da_r;
-            dhz[i] = da_z;
-            dhn[i] = da_n * r; /* the one place the two parts differ */
+            const double da_n = g[i] * (1.0 - z) * (1.0 - n * n);
+            const double da_r = da_n * un[i] * r * (1.0 - r);
+            const double da_z = g[i] * (hb[i] - n) * z * (1.0 - z);
+            dxr[i] = dhr[i] = da_r;
+            dxr[H + i] = dhr[H + i] = da_z;
+            dxr[2 * H + i] = da_n;
+            dhr[2 * H + i] = da_n * r;
         }
     }
 

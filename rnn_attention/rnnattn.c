@@ -72,7 +72,7 @@ typedef struct rnnattn_state {
     int *imem;        /* one block holding the token arrays */
     double *Xe, *Ae, *Pe, *Hs, *Cs, *EK, *Xd, *Ad, *Pd, *EQ, *Alpha, *logits;
     double *dXe, *dAe, *dPe, *dHs, *dCs, *dK, *dXd, *dAd, *dPd, *dQ, *dlogits;
-    addattn_work ws; /* u (Ts, A), e (Ts), da (Ts) */
+    addattn_work ws; /* e (Ts), da (Ts) */
     int *src, *din, *tgt, *pred; /* time-major tokens: (Ts·B), (Tt·B) ×3 */
 } rnnattn_state;
 
@@ -338,7 +338,7 @@ static size_t state_layout(rnnattn_state *s, double *base, const rnnattn *m, siz
         {&s->EQ, dec, A},            {&s->dQ, dec, A},
         {&s->Alpha, dec, Ts},
         {&s->logits, dec, V},       {&s->dlogits, dec, V},
-        {&s->ws.u, Ts, A},          {&s->ws.e, 1, Ts},
+        {&s->ws.e, 1, Ts},
         {&s->ws.da, 1, Ts},
     };
     size_t total = 0;
@@ -534,7 +534,7 @@ static void decoder_step(rnnattn *m, rnnattn_views *v, size_t t, size_t B)
     gsl_matrix_view a = block(&v->Ad, t - 1, B); /* (B,GH) */
 
     addattn_step_forward(&c.matrix, &alpha.matrix, &eq.matrix, &s_prev.matrix, &v->EK.matrix,
-                         &v->Henc.matrix, &w->attn, &m->s.ws);
+                         &v->Henc.matrix, &w->attn);
     /* a (B,GH) += c_t (B,H) · W_ctxᵀ (H,GH): the context's part of the input projection,
      * the one part that had to wait for this step */
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &c.matrix, &w->dec_Wx_ctx.matrix, 1.0,

@@ -93,7 +93,6 @@ typedef struct addattn_weights {
 
 /* Scratch of one step, for one example at a time (caller-owned, so nothing allocates). */
 typedef struct addattn_work {
-    double *u;  /* (Ts, A) tanh(q + k_j), row j */
     double *e;  /* (Ts) gradient of the scores */
     double *da; /* (Ts) gradient of the weights α */
 } addattn_work;
@@ -110,11 +109,16 @@ void addattn_keys_forward(gsl_matrix *EK, const gsl_matrix *Henc, const addattn_
  * and the values Henc (Ts·B, H) (time-major, Ts = alpha->size2). Writes the query
  * projection q = s_prev·W_qᵀ as EQ (B, A) = e^{2q} (contiguous), the weights alpha (B, Ts)
  * (each row sums to 1) and the context c (B, H); alpha and c may be views with any row
- * stride. Uses ws->u. */
+ * stride (alpha's columns contiguous). */
 void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
                           const gsl_matrix *s_prev, const gsl_matrix *EK,
-                          const gsl_matrix *Henc, const addattn_weights *w,
-                          const addattn_work *ws);
+                          const gsl_matrix *Henc, const addattn_weights *w);
+
+/* The scores e (Ts), e_j = vᵀ tanh(q + k_j), of one example as the plainest loop, with
+ * libm's tanh: the reference for the fused kernel inside addattn_step_forward. q (A),
+ * row j of K at K + j·kstride (A), v (A). */
+void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
+                              const double *v, size_t Ts, size_t A);
 
 /* Backward of one step: the part the recurrence needs now. Reads dc (B, H), the total
  * gradient of the context, and what forward kept (alpha, EQ, EK, Henc).

@@ -93,6 +93,34 @@ START_TEST(test_squashing_matches_libm)
 }
 END_TEST
 
+/* lstm_exp against libm's exp: within 2 ulp (relatively) wherever the result is a normal
+ * double, over the whole range and densely near 0; the subnormal tail to 1e-323
+ * absolutely; exactly 0, ∞, 1 and NaN at −∞ (and below −745), +∞ (and above 709.79), 0
+ * and NaN. */
+START_TEST(test_exp_matches_libm)
+{
+    double worst = 0.0;
+    for (double x = -708.3; x <= 709.7; x += 0.0123456789) {
+        const double want = exp(x);
+        worst = fmax(worst, fabs(lstm_exp(x) - want) / want);
+    }
+    for (double x = 1e-300; x < 1.0; x *= 1.37) {
+        worst = fmax(worst, fabs(lstm_exp(x) - exp(x)) / exp(x));
+        worst = fmax(worst, fabs(lstm_exp(-x) - exp(-x)) / exp(-x));
+    }
+    ck_assert_msg(worst <= 2.0 * 0x1p-52, "exp: %g relative from libm", worst);
+    for (double x = -745.0; x < -708.3; x += 0.37) /* subnormal results */
+        ck_assert_msg(fabs(lstm_exp(x) - exp(x)) <= 1e-323, "exp(%g)", x);
+    ck_assert(lstm_exp(-INFINITY) == 0.0 && lstm_exp(-746.0) == 0.0 && lstm_exp(-1e300) == 0.0);
+    ck_assert(isinf(lstm_exp(INFINITY)) && isinf(lstm_exp(709.8)) && isinf(lstm_exp(1e300)));
+    ck_assert(lstm_exp(0.0) == 1.0 && lstm_exp(-0.0) == 1.0);
+    ck_assert(isnan(lstm_exp(NAN)) && isnan(lstm_exp(-NAN)));
+    /* σ and tanh at the ends of the line, through it */
+    ck_assert(lstm_sigmoid(INFINITY) == 1.0 && lstm_sigmoid(-INFINITY) == 0.0);
+    ck_assert(lstm_tanh(INFINITY) == 1.0 && lstm_tanh(-INFINITY) == -1.0);
+}
+END_TEST
+
 /* ---- cell ------------------------------------------------------------------------------ */
 
 typedef struct cell_case {
@@ -136,6 +164,39 @@ static double sigmoid_ref(double a) { return 1.0 / (1.0 + exp(-a)); }
         ck_assert_msg(fabs(g_ - w_) <= 1e-13 * fabs(w_) + 1e-15, "%s = %.17g, want %.17g", \
                       #got, g_, w_);                                                      \
     } while (0)
+
+/* The vectorised gate kernel against its plain reference (libm, one element at a time):
+ * H = 19 is two blocks of LSTM_LANES and a tail, so both loops run; pre-activations span
+ * the saturated ranges too (±40) and the ends (±1e3). */
+START_TEST(test_gates_match_reference)
+{
+    enum { B = 3, H = 19 };
+    gsl_rng *r = tu_rng(77);
+    pool p = {0};
+    gsl_matrix *pre = pool_new(&p, B, 4 * H, 40.0, r), *c_prev = pool_new(&p, B, H, 3.0, r);
+    gsl_matrix_set(pre, 0, 0, 1e3);
+    gsl_matrix_set(pre, 1, H + 2, -1e3);
+    gsl_matrix_set(pre, 2, 3 * H + 18, -1e3); /* in the tail */
+    gsl_matrix *a1 = pool_new(&p, B, 4 * H, 0, r), *a2 = pool_new(&p, B, 4 * H, 0, r);
+    gsl_matrix *h1 = pool_new(&p, B, H, 0, r), *h2 = pool_new(&p, B, H, 0, r);
+    gsl_matrix *c1 = pool_new(&p, B, H, 0, r), *c2 = pool_new(&p, B, H, 0, r);
+    gsl_matrix *h0 = pool_new(&p, B, H, 0, r), *Wh = pool_new(&p, 4 * H, H, 0.5, r);
+    gsl_matrix_memcpy(a1, pre);
+    gsl_matrix_memcpy(a2, pre);
+    lstm_cell_forward(h1, c1, a1, h0, c_prev, Wh); /* h_prev = 0: the GEMM adds nothing */
+    lstm_cell_gates_reference(h2, c2, a2, c_prev);
+    const gsl_matrix *got[3] = {a1, h1, c1}, *want[3] = {a2, h2, c2};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < got[k]->size1; i++)
+            for (size_t j = 0; j < got[k]->size2; j++) {
+                const double g = gsl_matrix_get(got[k], i, j), w = gsl_matrix_get(want[k], i, j);
+                ck_assert_msg(fabs(g - w) <= 1e-15 * fmax(1.0, fabs(w)),
+                              "output %zu [%zu][%zu]: %.17g, reference %.17g", k, i, j, g, w);
+            }
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
 
 /* The cell against the equations of lstm.h written out as scalar loops. */
 START_TEST(test_cell_matches_equations)
@@ -295,6 +356,65 @@ START_TEST(test_layer_accumulates)
     /* of dHs and dCs only block 0 accumulates; the others are working storage */
     for (size_t q = 4; q < 6; q++)
         assert_doubled(name[q], got[q]->data, once[q]->data, NB * NH);
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ---- the projection table --------------------------------------------------------- */
+
+/* Inputs that are tokens: the table path (P = embed·Wxᵀ + b, gather, recurrence) against
+ * the layer on the embedded inputs X = embed[ids], forward and backward: the same states,
+ * and the same gradients of embed (through dX), Wx, b, Wh, to rounding. */
+START_TEST(test_table_matches_layer)
+{
+    enum { NIDS = NT * NB };
+    gsl_rng *r = tu_rng(31);
+    pool p = {0};
+    layer_case k;
+    layer_setup(&k, &p, r);
+    const int ids[NIDS] = {3, 0, 6, 3, 1, 6};
+    gsl_matrix *embed = pool_new(&p, NV, NE, 1.1, r);
+    op_embed(k.X, embed, ids, NIDS);
+
+    /* the layer on X, then X's gradient scattered into the table's */
+    layer_pass(&k);
+    gsl_matrix *dembed_ref = pool_new(&p, NV, NE, 0, r);
+    op_embed_backward(dembed_ref, k.dX, ids, NIDS);
+
+    /* the table path, on copies of everything it writes */
+    const size_t S = (NT + 1) * NB; /* state rows */
+    gsl_matrix *Hs = pool_new(&p, S, NH, 0, r), *Cs = pool_new(&p, S, NH, 0, r);
+    gsl_matrix *dHs = pool_new(&p, S, NH, 0, r), *dCs = pool_new(&p, S, NH, 0, r);
+    gsl_matrix *Act = pool_new(&p, NIDS, 4 * NH, 0, r), *dPre = pool_new(&p, NIDS, 4 * NH, 0, r);
+    gsl_matrix *P = pool_new(&p, NV, 4 * NH, 0, r), *dP = pool_new(&p, NV, 4 * NH, 0, r);
+    gsl_matrix *dembed = pool_new(&p, NV, NE, 0, r);
+    lstm_weights dw = {pool_new(&p, 4 * NH, NE, 0, r), pool_new(&p, 4 * NH, NH, 0, r),
+                       pool_new(&p, 1, 4 * NH, 0, r)};
+    gsl_matrix_view h0 = lstm_block(k.Hs, 0, NB), c0 = lstm_block(k.Cs, 0, NB);
+    gsl_matrix_view h0t = lstm_block(Hs, 0, NB), c0t = lstm_block(Cs, 0, NB);
+    gsl_matrix_memcpy(&h0t.matrix, &h0.matrix);
+    gsl_matrix_memcpy(&c0t.matrix, &c0.matrix);
+    lstm_table_forward(P, embed, &k.w);
+    lstm_table_gather(Act, P, ids, NIDS);
+    lstm_recur_forward(Hs, Cs, Act, k.w.Wh, NT);
+    gsl_matrix_view dh = gsl_matrix_submatrix(dHs, NB, 0, NT * NB, NH);
+    gsl_matrix_view dcT = lstm_block(dCs, NT, NB);
+    gsl_matrix_memcpy(&dh.matrix, k.R);
+    gsl_matrix_memcpy(&dcT.matrix, k.Rc);
+    lstm_recur_backward(dw.Wh, dPre, dHs, dCs, Hs, Cs, Act, k.w.Wh, NT);
+    lstm_table_backward(dembed, &dw, dP, dPre, ids, embed, &k.w);
+
+    const gsl_matrix *got[] = {Hs, Cs, dembed, dw.Wx, dw.b, dw.Wh, dHs, dCs};
+    const gsl_matrix *want[] = {k.Hs, k.Cs, dembed_ref, k.dw.Wx, k.dw.b, k.dw.Wh, k.dHs, k.dCs};
+    for (size_t t = 0; t < sizeof got / sizeof got[0]; t++)
+        for (size_t i = 0; i < got[t]->size1; i++)
+            for (size_t j = 0; j < got[t]->size2; j++) {
+                const double g = gsl_matrix_get(got[t], i, j);
+                const double w = gsl_matrix_get(want[t], i, j);
+                ck_assert_msg(fabs(g - w) <= 1e-13 * fmax(1.0, fabs(w)),
+                              "tensor %zu [%zu][%zu]: table %.17g, layer %.17g", t, i, j, g, w);
+            }
     pool_free(&p);
     gsl_rng_free(r);
 }
@@ -778,6 +898,8 @@ Suite *make_lstm_suite(void)
     Suite *s = suite_create("lstm");
     TCase *cell = tcase_create("cell");
     tcase_add_test(cell, test_squashing_matches_libm);
+    tcase_add_test(cell, test_exp_matches_libm);
+    tcase_add_test(cell, test_gates_match_reference);
     tcase_add_test(cell, test_cell_matches_equations);
     tcase_add_loop_test(cell, test_cell_gradcheck, 0, 2); /* without, with dc */
     suite_add_tcase(s, cell);
@@ -785,6 +907,7 @@ Suite *make_lstm_suite(void)
     TCase *layer = tcase_create("layer");
     tcase_add_test(layer, test_layer_gradcheck);
     tcase_add_test(layer, test_layer_accumulates);
+    tcase_add_test(layer, test_table_matches_layer);
     suite_add_tcase(s, layer);
 
     TCase *mdl = tcase_create("model");

@@ -294,10 +294,9 @@ static void attn_case_init(attn_case *c, size_t Ts, size_t Tt, const gsl_rng *r)
     c->Cwide = zero_matrix(Tt * NB, 2 + NH);
     c->C = gsl_matrix_submatrix(c->Cwide, 0, 2, Tt * NB, NH);
     c->R = rand_matrix(Tt * NB, NH, 1.0, r);
-    c->ws.u = malloc(Ts * NA * sizeof(double));
     c->ws.e = malloc(Ts * sizeof(double));
     c->ws.da = malloc(Ts * sizeof(double));
-    ck_assert(c->ws.u && c->ws.e && c->ws.da);
+    ck_assert(c->ws.e && c->ws.da);
 }
 
 static void attn_case_free(attn_case *c)
@@ -306,7 +305,6 @@ static void attn_case_free(attn_case *c)
                          c->EK, c->EQ, c->Alpha, c->Cwide, c->R};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gsl_matrix_free(all[i]);
-    free(c->ws.u);
     free(c->ws.e);
     free(c->ws.da);
 }
@@ -319,7 +317,7 @@ static void attn_forward(attn_case *c)
         gsl_matrix_view ct = blk(&c->C.matrix, t, NB), at = blk(c->Alpha, t, NB);
         gsl_matrix_view qt = blk(c->EQ, t, NB), st = blk(c->S, t, NB);
         addattn_step_forward(&ct.matrix, &at.matrix, &qt.matrix, &st.matrix, c->EK, c->Henc,
-                             &c->w, &c->ws);
+                             &c->w);
     }
 }
 
@@ -366,6 +364,44 @@ START_TEST(test_attention_gradcheck)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gsl_matrix_free(all[i]);
     attn_case_free(&c);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The fused score kernel inside addattn_step_forward (e^{2q}·e^{2k}, vᵀ on the fly, 8
+ * partial sums) against addattn_scores_reference (libm's tanh, one term at a time), seen
+ * through the weights α = softmax(e): A = 19 is two blocks of 8 and a tail. */
+START_TEST(test_scores_match_reference)
+{
+    enum { B = 2, Ts = 5, H = 3, A = 19 };
+    gsl_rng *r = tu_rng(5);
+    gsl_matrix *S = rand_matrix(B, H, 1.0, r), *Henc = rand_matrix(Ts * B, H, 1.0, r);
+    addattn_weights w = {rand_matrix(A, H, 0.9, r), rand_matrix(A, H, 0.9, r),
+                         rand_matrix(1, A, 0.4, r), rand_matrix(1, A, 1.2, r)};
+    gsl_matrix *EK = zero_matrix(Ts * B, A), *EQ = zero_matrix(B, A);
+    gsl_matrix *alpha = zero_matrix(B, Ts), *c = zero_matrix(B, H);
+    gsl_matrix *Q = zero_matrix(B, A), *K = zero_matrix(Ts * B, A);
+    addattn_keys_forward(EK, Henc, &w);
+    addattn_step_forward(c, alpha, EQ, S, EK, Henc, &w);
+
+    /* q = s·W_qᵀ, k = Henc·W_kᵀ + b, then the plain scores and their softmax */
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, S, w.Wq, 0.0, Q);
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Henc, w.Wk, 0.0, K);
+    for (size_t i = 0; i < Ts * B; i++)
+        for (size_t a = 0; a < A; a++)
+            K->data[i * A + a] += w.bk->data[a];
+    for (size_t b = 0; b < B; b++) {
+        double e[Ts];
+        addattn_scores_reference(e, Q->data + b * A, K->data + b * A, B * A, w.v->data, Ts, A);
+        op_softmax_row(e, Ts);
+        for (size_t j = 0; j < Ts; j++)
+            ck_assert_msg(fabs(gsl_matrix_get(alpha, b, j) - e[j]) <= 1e-14,
+                          "alpha[%zu][%zu] = %.17g, reference %.17g", b, j,
+                          gsl_matrix_get(alpha, b, j), e[j]);
+    }
+    gsl_matrix *all[] = {S, Henc, w.Wq, w.Wk, w.bk, w.v, EK, EQ, alpha, c, Q, K};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        gsl_matrix_free(all[k]);
     gsl_rng_free(r);
 }
 END_TEST
@@ -463,8 +499,7 @@ START_TEST(test_attention_reads_encoder_states)
     /* as a value only: the keys stay those of the old states */
     gsl_matrix_view c0 = blk(&c.C.matrix, 0, NB), a0 = blk(c.Alpha, 0, NB);
     gsl_matrix_view q0 = blk(c.EQ, 0, NB), s0 = blk(c.S, 0, NB);
-    addattn_step_forward(&c0.matrix, &a0.matrix, &q0.matrix, &s0.matrix, c.EK, c.Henc, &c.w,
-                         &c.ws);
+    addattn_step_forward(&c0.matrix, &a0.matrix, &q0.matrix, &s0.matrix, c.EK, c.Henc, &c.w);
     for (size_t k = 0; k < NH; k++) {
         const double moved = gsl_matrix_get(&c.C.matrix, 0, k) - gsl_matrix_get(C0, 0, k);
         tu_assert_rel(moved, gsl_matrix_get(A0, 0, j) * delta, 1e-9);
@@ -917,6 +952,7 @@ Suite *make_rnnattn_suite(void)
 
     TCase *attn = tcase_create("attention");
     tcase_add_test(attn, test_attention_gradcheck);
+    tcase_add_test(attn, test_scores_match_reference);
     tcase_add_loop_test(attn, test_attention_matches_equations, 0, 2);
     tcase_add_test(attn, test_attention_rows_are_distributions);
     tcase_add_test(attn, test_attention_reads_encoder_states);
