@@ -203,7 +203,7 @@ START_TEST(test_cell_matches_equations)
 {
     gsl_rng *r = tu_rng(11);
     pool p = {0};
-    cell_case k;
+    cell_case k = {0}; /* with_dc 0: the loss reads only h here */
     cell_setup(&k, &p, r);
     cell_loss(&k);
     for (size_t b = 0; b < NB; b++)
