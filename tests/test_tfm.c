@@ -1328,7 +1328,7 @@ static int log_sink(void *ctx, const char *name, const gsl_matrix *P, const char
     const int enc = strncmp(name, "enc_self", 8) == 0;
     const int self = strncmp(name, "dec_self", 8) == 0;
     ck_assert_str_eq(rows, enc ? "src" : "tgt");
-    ck_assert_str_eq(cols, enc || !self ? "src" : "tgt");
+    ck_assert_str_eq(cols, enc || !self ? "src" : "tgt_in"); /* keys: BOS, then outputs */
     ck_assert_uint_eq(P->size1, enc ? log->Ts : log->Tt);
     ck_assert_uint_eq(P->size2, enc || !self ? log->Ts : log->Tt);
     for (size_t i = 0; i < P->size1; i++)

@@ -719,8 +719,10 @@ static int tfm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
                 return -1;
     for (size_t l = 0; l < m->L; l++)
         for (size_t j = 0; j < m->NH; j++)
+            /* a decoder query at step t reads the token before it: the keys are the
+             * decoder's inputs (BOS, then the tokens emitted so far) */
             if (send_head(sink, ctx, "dec_self", l, j, &s->dec[l].self.p.matrix, Tt, "tgt",
-                          "tgt") != 0)
+                          "tgt_in") != 0)
                 return -1;
     for (size_t l = 0; l < m->L; l++)
         for (size_t j = 0; j < m->NH; j++)
