@@ -271,6 +271,49 @@ int config_read_text(config *c, const char *text, char *err, size_t n)
     return 0;
 }
 
+/* The value of a numeric field as a double (for range checks). */
+static double field_value(const config *c, const config_field *f)
+{
+    const char *base = (const char *)c + f->offset;
+    switch (f->type) {
+    case CFG_DOUBLE:
+        return *(const double *)base;
+    case CFG_SIZE:
+        return (double)*(const size_t *)base;
+    case CFG_ULONG:
+        return (double)*(const unsigned long *)base;
+    case CFG_BOOL:
+        return (double)*(const int *)base;
+    default:
+        return 0.0;
+    }
+}
+
+int config_check_fields(const config *c, const char *model, const char *const *names,
+                        size_t n, char *err, size_t errn)
+{
+    for (size_t k = 0; k < n; k++) {
+        const config_field *f = config_find(names[k]);
+        if (!f || f->type == CFG_STRING) {
+            snprintf(err, errn, "%s: configuration has no numeric field '%s'", model, names[k]);
+            return -1;
+        }
+        const double v = field_value(c, f);
+        if (!(v >= f->min && v <= f->max)) { /* NaN fails too */
+            char flag[CONFIG_STR_MAX], val[64];
+            snprintf(flag, sizeof flag, "%s", f->name);
+            for (char *p = flag; *p; p++) /* the flag spells '_' as '-' */
+                if (*p == '_')
+                    *p = '-';
+            config_format(c, f, val, sizeof val);
+            snprintf(err, errn, "--%s: %s is out of range (accepted: [%g, %g])", flag, val,
+                     f->min, f->max);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int config_check(const config *c, char *err, size_t n)
 {
     if (c->train_min > c->train_max) {

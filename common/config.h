@@ -91,6 +91,14 @@ int config_write_tsv(const config *c, FILE *out);
  * string by a checkpoint) into c. Unknown keys and bad values are errors. */
 int config_read_text(config *c, const char *text, char *err, size_t n);
 
+/* Checks that each of the n fields named in names (the ones a model reads) holds a value
+ * within the range of the settings table, as a model's check() needs after a
+ * configuration was read from a file. On failure writes one line naming the flag, its
+ * value and the accepted range ("--hidden: 0 is out of range (accepted: [1, 4096])") and
+ * returns -1; a name that is not a field is reported as the model's own error. */
+int config_check_fields(const config *c, const char *model, const char *const *names,
+                        size_t n, char *err, size_t errn);
+
 /* Checks the relations between fields (train_min <= train_max <= max_len, ...). */
 int config_check(const config *c, char *err, size_t n);
 

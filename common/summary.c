@@ -91,6 +91,17 @@ static void run_free(run_data *r)
     tsv_free(&r->cost);
 }
 
+/* Do the columns cols[0..k-1] of every row of t hold numbers? (An empty table does.) */
+static int all_numbers(const tsv *t, const long *cols, size_t k, char *err, size_t n)
+{
+    double v;
+    for (size_t i = 0; i < t->rows; i++)
+        for (size_t j = 0; j < k; j++)
+            if (tsv_number(t, i, (size_t)cols[j], &v, err, n) != 0)
+                return -1;
+    return 0;
+}
+
 /* Loads run directory dir into r. Returns 0, or -1 with one line in err. */
 static int run_load(run_data *r, const char *dir, char *err, size_t n)
 {
@@ -131,7 +142,7 @@ static int run_load(run_data *r, const char *dir, char *err, size_t n)
     r->l_step = l[0], r->l_sec = l[1], r->l_loss = l[2], r->l_acc = l[3];
     /* cost.tsv is optional: runs trained without --cost-lengths have none */
     const char *cc[] = {"len", "train_ms_per_seq", "flops_per_seq", "decode_ms_per_seq"};
-    long c[4];
+    long c[4] = {0, 0, 0, 0};
     afile_join(path, sizeof path, dir, "cost.tsv");
     if (access(path, F_OK) == 0) {
         if (read_table(&r->cost, dir, "cost.tsv", cc, c, 4, err, n)) {
@@ -141,31 +152,11 @@ static int run_load(run_data *r, const char *dir, char *err, size_t n)
         r->c_len = c[0], r->c_train = c[1], r->c_flops = c[2], r->c_decode = c[3];
     }
     /* every number must parse: a malformed run is refused whole, not half-plotted */
-    double v;
-    for (size_t i = 0; i < r->eval.rows; i++)
-        for (size_t k = 0; k < 3; k++)
-            if (tsv_number(&r->eval, i, (size_t)e[k], &v, err, n)) {
-                run_free(r);
-                return -1;
-            }
-    for (size_t i = 0; i < r->pos.rows; i++)
-        for (size_t k = 0; k < 3; k++)
-            if (tsv_number(&r->pos, i, (size_t)p[k], &v, err, n)) {
-                run_free(r);
-                return -1;
-            }
-    for (size_t i = 0; i < r->log.rows; i++)
-        for (size_t k = 0; k < 4; k++)
-            if (tsv_number(&r->log, i, (size_t)l[k], &v, err, n)) {
-                run_free(r);
-                return -1;
-            }
-    for (size_t i = 0; i < r->cost.rows; i++)
-        for (size_t k = 0; k < 4; k++)
-            if (tsv_number(&r->cost, i, (size_t)c[k], &v, err, n)) {
-                run_free(r);
-                return -1;
-            }
+    if (all_numbers(&r->eval, e, 3, err, n) || all_numbers(&r->pos, p, 3, err, n) ||
+        all_numbers(&r->log, l, 4, err, n) || all_numbers(&r->cost, c, 4, err, n)) {
+        run_free(r);
+        return -1;
+    }
     return 0;
 }
 

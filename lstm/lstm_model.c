@@ -79,35 +79,16 @@ static void lstm_defaults(config *c)
     c->batch = 32;
 }
 
+/* The settings this model reads. */
+static const char *const lstm_fields[] = {"symbols", "embed", "hidden", "forget_bias",
+                                          "emb_init"};
+
 /* Holds every setting this model reads to the range of its line in the configuration
  * table (config.c), so no range is written twice. */
 static int lstm_check(const config *c, char *err, size_t n)
 {
-    const struct {
-        const char *name;
-        double value;
-    } reads[] = {{"symbols", (double)c->symbols},   {"embed", (double)c->embed},
-                 {"hidden", (double)c->hidden},     {"forget_bias", c->forget_bias},
-                 {"emb_init", c->emb_init}};
-    for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
-        const config_field *f = config_find(reads[k].name);
-        if (!f) {
-            snprintf(err, n, "lstm: configuration has no field '%s'", reads[k].name);
-            return -1;
-        }
-        if (!(reads[k].value >= f->min && reads[k].value <= f->max)) { /* NaN fails too */
-            char flag[CONFIG_STR_MAX], val[64];
-            size_t i = 0;
-            for (; f->name[i] && i + 1 < sizeof flag; i++) /* the flag spells '_' as '-' */
-                flag[i] = f->name[i] == '_' ? '-' : f->name[i];
-            flag[i] = '\0';
-            config_format(c, f, val, sizeof val);
-            snprintf(err, n, "--%s: %s is out of range (accepted: [%g, %g])", flag, val,
-                     f->min, f->max);
-            return -1;
-        }
-    }
-    return 0;
+    return config_check_fields(c, "lstm", lstm_fields,
+                               sizeof lstm_fields / sizeof lstm_fields[0], err, n);
 }
 
 /* ---- the three structs --------------------------------------------------------------- */

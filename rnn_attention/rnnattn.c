@@ -185,28 +185,8 @@ static int rnnattn_check(const config *c, char *err, size_t n)
         snprintf(err, n, "--cell: '%s' is not accepted (accepted: gru, lstm)", c->cell);
         return -1;
     }
-    for (size_t k = 0; k < sizeof rnnattn_fields / sizeof rnnattn_fields[0]; k++) {
-        const config_field *f = config_find(rnnattn_fields[k]);
-        if (!f) {
-            snprintf(err, n, "rnn_attention: configuration has no field '%s'",
-                     rnnattn_fields[k]);
-            return -1;
-        }
-        const char *p = (const char *)c + f->offset;
-        double v = f->type == CFG_DOUBLE ? *(const double *)p : (double)*(const size_t *)p;
-        if (!(v >= f->min && v <= f->max)) { /* also rejects NaN */
-            char flag[CONFIG_STR_MAX], val[64];
-            size_t i = 0;
-            for (; f->name[i] && i + 1 < sizeof flag; i++) /* flags spell '_' as '-' */
-                flag[i] = f->name[i] == '_' ? '-' : f->name[i];
-            flag[i] = '\0';
-            config_format(c, f, val, sizeof val);
-            snprintf(err, n, "--%s: %s is out of range (accepted: [%g, %g])", flag, val,
-                     f->min, f->max);
-            return -1;
-        }
-    }
-    return 0;
+    return config_check_fields(c, "rnn_attention", rnnattn_fields,
+                               sizeof rnnattn_fields / sizeof rnnattn_fields[0], err, n);
 }
 
 /* ---- alloc, free, init ---------------------------------------------------------------- */

@@ -267,35 +267,17 @@ static int parse_pos(const char *name, tfm_pos *out)
     return -1;
 }
 
+/* The numeric settings this model reads. */
+static const char *const tfm_fields[] = {"symbols", "max_len", "d_model", "heads",
+                                         "d_ff",    "layers",  "emb_scale", "emb_init"};
+
 /* Holds every setting this model reads to the range of its line in the configuration
  * table (config.c), so no range is written twice; then checks what ties two of them. */
 static int tfm_check(const config *c, char *err, size_t n)
 {
-    const struct {
-        const char *name;
-        double value;
-    } reads[] = {{"symbols", (double)c->symbols}, {"max_len", (double)c->max_len},
-                 {"d_model", (double)c->d_model}, {"heads", (double)c->heads},
-                 {"d_ff", (double)c->d_ff},       {"layers", (double)c->layers},
-                 {"emb_scale", c->emb_scale},     {"emb_init", c->emb_init}};
-    for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
-        const config_field *f = config_find(reads[k].name);
-        if (!f) {
-            snprintf(err, n, "transformer: configuration has no field '%s'", reads[k].name);
-            return -1;
-        }
-        if (!(reads[k].value >= f->min && reads[k].value <= f->max)) { /* NaN fails too */
-            char flag[CONFIG_STR_MAX], val[64];
-            size_t i = 0;
-            for (; f->name[i] && i + 1 < sizeof flag; i++) /* the flag spells '_' as '-' */
-                flag[i] = f->name[i] == '_' ? '-' : f->name[i];
-            flag[i] = '\0';
-            config_format(c, f, val, sizeof val);
-            snprintf(err, n, "--%s: %s is out of range (accepted: [%g, %g])", flag, val,
-                     f->min, f->max);
-            return -1;
-        }
-    }
+    if (config_check_fields(c, "transformer", tfm_fields,
+                            sizeof tfm_fields / sizeof tfm_fields[0], err, n) != 0)
+        return -1;
     /* the heads split the D features between them: dk = D/NH must be whole */
     if (c->d_model % c->heads != 0) {
         snprintf(err, n, "--heads: %zu does not divide --d-model %zu (accepted: a divisor of "
