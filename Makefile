@@ -147,7 +147,7 @@ fuzz: deps
 # sees every test in one process).
 valgrind: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
-	CK_FORK=no CK_EXCLUDE_TAGS=slow,noval ATTNLAB=$(BIN) valgrind --quiet --error-exitcode=1 \
+	CK_FORK=no CK_EXCLUDE_TAGS="slow noval" ATTNLAB=$(BIN) valgrind --quiet --error-exitcode=1 \
 	  --leak-check=full --errors-for-leak-kinds=definite,indirect $(TEST_BIN)
 
 # Remove everything the build wrote.
