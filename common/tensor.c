@@ -130,6 +130,15 @@ void op_softmax_row_backward(double *dx, const double *dy, const double *y, size
         dx[i] += y[i] * (dy[i] - dot);
 }
 
+int op_argmax(const double *z, size_t n)
+{
+    size_t best = 0;
+    for (size_t v = 1; v < n; v++)
+        if (z[v] > z[best])
+            best = v;
+    return (int)best;
+}
+
 double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix *dlogits,
                         int *pred)
 {
@@ -137,10 +146,7 @@ double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix
     double total = 0.0;
     for (size_t i = 0; i < N; i++) {
         const double *z = gsl_matrix_const_ptr(logits, i, 0);
-        size_t arg = 0;
-        for (size_t v = 1; v < V; v++)
-            if (z[v] > z[arg])
-                arg = v;
+        const size_t arg = (size_t)op_argmax(z, V);
         /* log Σ exp(z) = z_max + log Σ exp(z − z_max): no overflow */
         double sum = 0.0;
         for (size_t v = 0; v < V; v++)

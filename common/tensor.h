@@ -87,6 +87,10 @@ double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix
  * the result → +0), and without a branch on the sign it does not stall on mixed signs. */
 static inline double op_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
+/* Index of the largest of z[0..n), the first one on ties: the greedy choice of a
+ * decoder, the same rule op_cross_entropy uses for its predictions. */
+int op_argmax(const double *z, size_t n);
+
 /* Gathers rows of a table: out row i = table row ids[i]. out (N, E), table (V, E). */
 void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n);
 

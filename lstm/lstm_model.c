@@ -379,15 +379,6 @@ static void output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lst
     op_add_bias(logits, w->out_b);
 }
 
-/* Index of the largest of z[0..n), the first one on ties (as op_cross_entropy). */
-static int argmax(const double *z, size_t n)
-{
-    size_t best = 0;
-    for (size_t v = 1; v < n; v++)
-        if (z[v] > z[best])
-            best = v;
-    return (int)best;
-}
 
 /* ---- forward and backward ----------------------------------------------------------- */
 
@@ -518,7 +509,7 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
                           m->w.dec.Wh);
         output_forward(&z.matrix, &h.matrix, &m->w);
         for (size_t i = 0; i < B; i++) {
-            int tok = argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
+            int tok = op_argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
             out[i * Tt + (t - 1)] = tok;
             if (t < Tt)
                 y[t * B + i] = tok; /* fed back as the next input */

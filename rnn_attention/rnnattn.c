@@ -550,15 +550,6 @@ static void output_forward(gsl_matrix *logits, const gsl_matrix *S, const gsl_ma
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, C, &w->out_W_c.matrix, 1.0, logits);
 }
 
-/* Index of the largest of z[0..n), the first one on ties (as op_cross_entropy). */
-static int argmax(const double *z, size_t n)
-{
-    size_t best = 0;
-    for (size_t k = 1; k < n; k++)
-        if (z[k] > z[best])
-            best = k;
-    return (int)best;
-}
 
 /* ---- forward and backward ----------------------------------------------------------- */
 
@@ -758,7 +749,7 @@ static void rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_
         decoder_step(m, &v, t, B);
         output_forward(&z.matrix, &st.matrix, &ct.matrix, &m->w);
         for (size_t i = 0; i < B; i++) {
-            const int tok = argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
+            const int tok = op_argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
             out[i * Tt + (t - 1)] = tok;
             if (t < Tt)
                 y[t * B + i] = tok; /* fed back as the next input */

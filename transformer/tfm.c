@@ -547,16 +547,6 @@ static void tfm_backward(model *mm, const batch *b)
     embed_backward(m->g.enc_emb, m->g.pos, &ds[cur].matrix, b->src, s->Ts, m->emb_scale);
 }
 
-/* The first largest entry of a row, as op_cross_entropy picks it, so decoding and the
- * forward's predictions break ties the same way. */
-static int argmax(const double *z, size_t n)
-{
-    size_t arg = 0;
-    for (size_t v = 1; v < n; v++)
-        if (z[v] > z[arg])
-            arg = v;
-    return (int)arg;
-}
 
 /* One decoder layer l at position t for all B sequences of the step (s->step.x in, out).
  * The new position's key and value join the layer's cache (column t of the transposed
@@ -662,7 +652,8 @@ static void tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt
         /* logits (B,V) = z (B,D) · W_outᵀ (D,V) + b_out */
         tfm_linear_forward(&st->logits.matrix, &st->z.matrix, m->w.out_w, m->w.out_b);
         for (size_t b = 0; b < B; b++)
-            out[b * Tt + t] = argmax(gsl_matrix_const_ptr(&st->logits.matrix, b, 0), m->V);
+            out[b * Tt + t] =
+                op_argmax(gsl_matrix_const_ptr(&st->logits.matrix, b, 0), m->V);
     }
 }
 
