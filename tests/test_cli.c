@@ -79,6 +79,29 @@ static void run(run_out *r, const char *stdin_text, const char *const *args)
     unlink(inp);
 }
 
+/* Starts argv (argv[0] the program, NULL-terminated) in the background with its output
+ * discarded, in a process group of its own when own_group is set; returns its pid. */
+static pid_t spawn_silent(const char *const *argv, int own_group)
+{
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        if (own_group)
+            setpgid(0, 0);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        char *rw[32]; /* execv takes char *const[]: copies, not a cast */
+        size_t n = 0;
+        for (; argv[n] && n < 31; n++)
+            rw[n] = strdup(argv[n]);
+        rw[n] = NULL;
+        execv(rw[0], rw);
+        _exit(127);
+    }
+    return pid;
+}
+
 /* Number of lines in s. */
 static size_t count_lines(const char *s)
 {
@@ -368,20 +391,7 @@ START_TEST(interrupt_then_resume_gives_the_same_weights)
 
     /* start the same run, stop it with SIGINT once its first checkpoint is on disk */
     const char *argv[] = {program(), RESUME_ARGS, "--out", b, NULL};
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        char *rw[32];
-        size_t n = 0;
-        for (; argv[n]; n++)
-            rw[n] = strdup(argv[n]);
-        rw[n] = NULL;
-        execv(rw[0], rw);
-        _exit(127);
-    }
+    pid_t pid = spawn_silent(argv, 0);
     snprintf(pb, sizeof pb, "%s/checkpoint.ckpt", b);
     for (int k = 0; k < 2000 && access(pb, F_OK) != 0; k++)
         usleep(5000);
@@ -565,21 +575,8 @@ START_TEST(killed_compare_leaves_no_partial_file)
     const char *argv[] = {program(), "compare", "--models", "lstm", "--seeds", "2",
                           "--steps", "3000", "--train-len", "4:8", "--jobs", "2",
                           "--out", dir, NULL};
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0); /* its own group: the signal below reaches it and its runs */
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        char *rw[32];
-        size_t n = 0;
-        for (; argv[n]; n++)
-            rw[n] = strdup(argv[n]);
-        rw[n] = NULL;
-        execv(rw[0], rw);
-        _exit(127);
-    }
+    /* its own process group: the signal below reaches it and its runs */
+    pid_t pid = spawn_silent(argv, 1);
     char ck[128];
     snprintf(ck, sizeof ck, "%s/runs/lstm-s1/checkpoint.ckpt", dir);
     for (int k = 0; k < 4000 && access(ck, F_OK) != 0; k++)
