@@ -166,6 +166,25 @@ double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix
     return total / (double)N;
 }
 
+int op_tokens_time_major(int *dst, const int *src, size_t B, size_t T, size_t V)
+{
+    for (size_t b = 0; b < B; b++)
+        for (size_t t = 0; t < T; t++) {
+            const int tok = src[b * T + t];
+            if (tok < 0 || (size_t)tok >= V)
+                return -1;
+            dst[t * B + b] = tok;
+        }
+    return 0;
+}
+
+void op_tokens_batch_major(int *dst, const int *src, size_t B, size_t T)
+{
+    for (size_t t = 0; t < T; t++)
+        for (size_t b = 0; b < B; b++)
+            dst[b * T + t] = src[t * B + b];
+}
+
 void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -91,6 +91,14 @@ static inline double op_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
  * decoder, the same rule op_cross_entropy uses for its predictions. */
 int op_argmax(const double *z, size_t n);
 
+/* Tokens from batch-major (B, T), as batches store them, to time-major (T, B), where one
+ * step of the whole batch is contiguous: dst[t·B + b] = src[b·T + t]. Returns -1 at a
+ * token outside [0, V) (it would index past an embedding table), else 0. */
+int op_tokens_time_major(int *dst, const int *src, size_t B, size_t T, size_t V);
+
+/* The way back, for predictions: dst[b·T + t] = src[t·B + b]. */
+void op_tokens_batch_major(int *dst, const int *src, size_t B, size_t T);
+
 /* Gathers rows of a table: out row i = table row ids[i]. out (N, E), table (V, E). */
 void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n);
 

@@ -340,28 +340,12 @@ static int fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
            Tt <= s->cap_Tt;
 }
 
-/* dst[t·B + b] = src[b·T + t]: (B, T) tokens, as batches store them, to time-major.
- * Returns -1 at a token outside the vocabulary [0, V+1) (it would index outside an
- * embedding table), else 0. */
-static int to_time_major(int *dst, const int *src, size_t B, size_t T, const config *c)
-{
-    const size_t V = config_vocab(c);
-    for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++) {
-            const int tok = src[b * T + t];
-            if (tok < 0 || (size_t)tok >= V)
-                return -1;
-            dst[t * B + b] = tok;
-        }
-    return 0;
-}
-
 /* The encoder: reads src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
  * state in block Ts of Hs, Cs, where the decoder starts. Returns -1 on a bad token. */
 static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts)
 {
     const size_t H = m->head.cfg.hidden;
-    if (to_time_major(m->s.ids, src, B, Ts, &m->head.cfg) != 0)
+    if (op_tokens_time_major(m->s.ids, src, B, Ts, config_vocab(&m->head.cfg)) != 0)
         return -1;
     /* the input part of every step: Ae row i = Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
     lstm_table_forward(&v->Pe.matrix, m->w.enc_embed, &m->w.enc);
@@ -397,8 +381,8 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
 
     /* the decoder's tokens to time-major (each checked), then the encoder */
     int *dec_ids = s->ids + Ts * B;
-    if (to_time_major(dec_ids, b->dec_in, B, Tt, &mm->cfg) != 0 ||
-        to_time_major(s->tgt, b->tgt, B, Tt, &mm->cfg) != 0 ||
+    if (op_tokens_time_major(dec_ids, b->dec_in, B, Tt, config_vocab(&mm->cfg)) != 0 ||
+        op_tokens_time_major(s->tgt, b->tgt, B, Tt, config_vocab(&mm->cfg)) != 0 ||
         encode(m, &v, b->src, B, Ts) != 0)
         GSL_ERROR_VAL("lstm forward: token outside the vocabulary", GSL_EDOM, NAN);
 
@@ -416,9 +400,7 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
     double loss = op_cross_entropy(&v.logits.matrix, s->tgt, &v.dlogits.matrix,
                                    pred ? s->pred : NULL);
     if (pred)
-        for (size_t t = 0; t < Tt; t++)
-            for (size_t i = 0; i < B; i++)
-                pred[i * Tt + t] = s->pred[t * B + i];
+        op_tokens_batch_major(pred, s->pred, B, Tt);
     s->B = B;
     s->Ts = Ts;
     s->Tt = Tt;

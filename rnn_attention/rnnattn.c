@@ -464,20 +464,6 @@ static gsl_matrix_view block(gsl_matrix_view *m, size_t k, size_t B)
 
 /* ---- pieces shared by forward, decode and trace ------------------------------------ */
 
-/* dst[t·B + b] = src[b·T + t]: (B, T) tokens, as batches store them, to time-major.
- * Returns -1 when a token is not in [0, V), which would index past an embedding table. */
-static int to_time_major(int *dst, const int *src, size_t B, size_t T, size_t V)
-{
-    for (size_t b = 0; b < B; b++)
-        for (size_t t = 0; t < T; t++) {
-            const int id = src[b * T + t];
-            if (id < 0 || (size_t)id >= V)
-                return -1;
-            dst[t * B + b] = id;
-        }
-    return 0;
-}
-
 /* The encoder: embeds the source (already time-major in s->src), runs the cell from
  * h_0 = 0 (and c_0 = 0), leaving h_1..h_Ts in Henc and the final state in block Ts where
  * the decoder starts; then the keys of every source position, once for the sequence. */
@@ -566,8 +552,9 @@ static double rnnattn_forward(model *mm, const batch *b, int *pred)
         GSL_ERROR_VAL("rnn_attention forward: batch sizes outside the reservation",
                       GSL_EBADLEN, NAN);
     s->B = 0;
-    if (to_time_major(s->src, b->src, B, Ts, V) || to_time_major(s->din, b->dec_in, B, Tt, V) ||
-        to_time_major(s->tgt, b->tgt, B, Tt, V))
+    if (op_tokens_time_major(s->src, b->src, B, Ts, V) ||
+        op_tokens_time_major(s->din, b->dec_in, B, Tt, V) ||
+        op_tokens_time_major(s->tgt, b->tgt, B, Tt, V))
         GSL_ERROR_VAL("rnn_attention forward: token outside the vocabulary", GSL_EDOM, NAN);
     rnnattn_views v;
     make_views(&v, m, B, Ts, Tt);
@@ -588,9 +575,7 @@ static double rnnattn_forward(model *mm, const batch *b, int *pred)
     /* mean cross-entropy over the B·Tt targets (backward recomputes its gradient) */
     double loss = op_cross_entropy(&v.logits.matrix, s->tgt, NULL, pred ? s->pred : NULL);
     if (pred)
-        for (size_t t = 0; t < Tt; t++)
-            for (size_t i = 0; i < B; i++)
-                pred[i * Tt + t] = s->pred[t * B + i];
+        op_tokens_batch_major(pred, s->pred, B, Tt);
     s->B = B;
     s->Ts = Ts;
     s->Tt = Tt;
@@ -724,7 +709,7 @@ static void rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VOID("rnn_attention decode: sizes outside the reservation", GSL_EBADLEN);
     s->B = 0; /* the arrays now hold a decode: nothing for backward */
-    if (to_time_major(s->src, src, B, Ts, V))
+    if (op_tokens_time_major(s->src, src, B, Ts, V))
         GSL_ERROR_VOID("rnn_attention decode: token outside the vocabulary", GSL_EDOM);
     rnnattn_views v;
     make_views(&v, m, B, Ts, Tt);
