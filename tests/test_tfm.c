@@ -244,14 +244,18 @@ static const struct {
 #define ATTN_D 14
 #define ATTN_NH 2
 
+/* The weights kept (P) or not (NULL: the backward makes them again from stat). */
 typedef struct attn_ctx {
     gsl_matrix *Q, *K, *Vm, *O, *P, *M, *R;
+    int keep;
+    double stat[2 * ATTN_NH * 4], scratch[2 * 4 * 5]; /* the largest case: Tq 4, Tk 5 */
 } attn_ctx;
 
 static double attn_loss(void *p)
 {
     attn_ctx *c = p;
-    tfm_attention_forward(c->O, c->P, c->Q, c->K, c->Vm, c->M, ATTN_NH);
+    tfm_attention_forward(c->O, c->keep ? c->P : NULL, c->stat, c->Q, c->K, c->Vm, c->M,
+                          ATTN_NH, c->scratch);
     return tu_dot(c->O, c->R);
 }
 
@@ -264,16 +268,18 @@ static gsl_matrix *ragged_mask(size_t Tq, size_t Tk)
     return M;
 }
 
+/* _i: case _i % 3, weights kept when _i < 3. */
 START_TEST(test_attention_gradcheck)
 {
-    const size_t Tq = attn_cases[_i].Tq, Tk = attn_cases[_i].Tk, D = ATTN_D;
-    gsl_rng *r = tu_rng(11 + (unsigned long)_i);
+    const int ci = _i % 3;
+    const size_t Tq = attn_cases[ci].Tq, Tk = attn_cases[ci].Tk, D = ATTN_D;
+    gsl_rng *r = tu_rng(11 + (unsigned long)ci);
     attn_ctx c = {gsl_matrix_alloc(Tq, D), gsl_matrix_alloc(Tk, D), gsl_matrix_alloc(Tk, D),
                   gsl_matrix_alloc(Tq, D), gsl_matrix_alloc(ATTN_NH * Tq, Tk), NULL,
-                  gsl_matrix_alloc(Tq, D)};
-    if (attn_cases[_i].mask == 1)
+                  gsl_matrix_alloc(Tq, D), .keep = _i < 3};
+    if (attn_cases[ci].mask == 1)
         c.M = causal_mask(Tq);
-    else if (attn_cases[_i].mask == 2)
+    else if (attn_cases[ci].mask == 2)
         c.M = ragged_mask(Tq, Tk);
     tu_fill(c.Q, 1.0, r);
     tu_fill(c.K, 1.0, r);
@@ -281,13 +287,15 @@ START_TEST(test_attention_gradcheck)
     tu_fill(c.R, 1.0, r);
     gsl_matrix *dQ = gsl_matrix_calloc(Tq, D), *dK = gsl_matrix_calloc(Tk, D),
                *dV = gsl_matrix_calloc(Tk, D);
-    double scratch[4 * 5]; /* Tq·Tk of the largest case */
     attn_loss(&c);
-    tfm_attention_backward(dQ, dK, dV, c.R, c.Q, c.K, c.Vm, c.P, ATTN_NH, scratch);
+    tfm_attention_backward(dQ, dK, dV, c.R, c.Q, c.K, c.Vm, c.M, c.keep ? c.P : NULL, c.stat,
+                           ATTN_NH, c.scratch);
     double err = tu_gradcheck("dQ", attn_loss, &c, c.Q, dQ);
     err = fmax(err, tu_gradcheck("dK", attn_loss, &c, c.K, dK));
     err = fmax(err, tu_gradcheck("dV", attn_loss, &c, c.Vm, dV));
-    static const char *const names[] = {"attention", "attention causal", "attention ragged"};
+    static const char *const names[] = {"attention", "attention causal", "attention ragged",
+                                        "attention, made again", "attention causal, again",
+                                        "attention ragged, again"};
     report(names[_i], err);
     gsl_matrix *all[] = {c.Q, c.K, c.Vm, c.O, c.P, c.R, dQ, dK, dV, c.M};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
@@ -297,7 +305,8 @@ START_TEST(test_attention_gradcheck)
 }
 END_TEST
 
-/* A row masked everywhere gives weights 0 and output 0, never NaN, forward and backward. */
+/* A row masked everywhere gives weights 0 and output 0, never NaN, forward and backward,
+ * with the weights kept (_i = 0) or made again in the backward (_i = 1). */
 START_TEST(test_attention_fully_masked_row)
 {
     const size_t Tq = 3, Tk = 5, D = ATTN_D;
@@ -312,9 +321,9 @@ START_TEST(test_attention_fully_masked_row)
     tu_fill(K, 1.0, r);
     tu_fill(Vm, 1.0, r);
     tu_fill(dO, 1.0, r);
-    double scratch[3 * 5]; /* Tq·Tk */
-    tfm_attention_forward(O, P, Q, K, Vm, M, ATTN_NH);
-    tfm_attention_backward(dQ, dK, dV, dO, Q, K, Vm, P, ATTN_NH, scratch);
+    double scratch[2 * 3 * 5], stat[2 * ATTN_NH * 3]; /* 2·Tq·Tk; 2·NH·Tq */
+    tfm_attention_forward(O, P, stat, Q, K, Vm, M, ATTN_NH, scratch);
+    tfm_attention_backward(dQ, dK, dV, dO, Q, K, Vm, M, _i ? NULL : P, stat, ATTN_NH, scratch);
     for (size_t j = 0; j < ATTN_NH; j++)
         for (size_t k = 0; k < Tk; k++)
             ck_assert(gsl_matrix_get(P, j * Tq + 1, k) == 0.0);
@@ -335,6 +344,7 @@ START_TEST(test_attention_fully_masked_row)
 END_TEST
 
 /* The vectorised softmax kernels against the plain references in common/: the forward
+ * (and its replay from the row's statistics, which must give the same bits)
  * against op_softmax_row on x + m, the in-place backward against op_softmax_row_backward
  * into a zeroed dx, to within a few ulps (fm_exp is within 1 ulp of exp, and the sums run
  * in FM_LANES partial sums), and exactly where it matters: masked entries 0, NaN rows all
@@ -353,7 +363,7 @@ START_TEST(test_softmax_kernels_match_reference)
     gsl_rng *r = tu_rng(3);
     for (size_t n = 5; n <= 21; n += 16)
         for (int kind = 0; kind < 5; kind++) {
-            double x[21], m[21], ref[21], dy[21], d[21], dref[21] = {0};
+            double x[21], m[21], ref[21], dy[21], d[21], dref[21] = {0}, s[21], stat[2];
             for (size_t k = 0; k < n; k++) {
                 x[k] = 8.0 * (gsl_rng_uniform(r) - 0.5);
                 m[k] = (kind == 2 || kind == 4 || (kind == 1 && k % 3 == 1)) ? -INFINITY
@@ -362,9 +372,17 @@ START_TEST(test_softmax_kernels_match_reference)
             }
             if (kind >= 3)
                 x[2] = NAN;
-            for (size_t k = 0; k < n; k++)
+            for (size_t k = 0; k < n; k++) {
                 ref[k] = x[k] + m[k];
-            tfm_softmax_row(x, kind ? m : NULL, n);
+                s[k] = x[k];
+            }
+            tfm_softmax_row(x, kind ? m : NULL, n, stat);
+            /* made again from the same scores and the statistics: the same bits */
+            tfm_softmax_row_replay(s, kind ? m : NULL, n, stat);
+            for (size_t k = 0; k < n; k++)
+                ck_assert_msg(same_number(s[k], x[k]) && signbit(s[k]) == signbit(x[k]),
+                              "replay, n %zu, row kind %d, entry %zu: %.17g vs %.17g", n,
+                              kind, k, s[k], x[k]);
             op_softmax_row(ref, n);
             tfm_softmax_row_backward(d, x, n);
             op_softmax_row_backward(dref, dy, ref, n);
@@ -396,13 +414,14 @@ START_TEST(test_attention_single_query)
                *Vm = gsl_matrix_alloc(Tk, D), *O = gsl_matrix_alloc(Tq, D),
                *P = gsl_matrix_alloc(ATTN_NH * Tq, Tk), *O1 = gsl_matrix_alloc(1, D),
                *P1 = gsl_matrix_alloc(ATTN_NH, Tk);
+    double stat[2 * ATTN_NH * 3]; /* 2·NH·Tq */
     tu_fill(Q, 1.0, r);
     tu_fill(K, 1.0, r);
     tu_fill(Vm, 1.0, r);
-    tfm_attention_forward(O, P, Q, K, Vm, NULL, ATTN_NH);
+    tfm_attention_forward(O, P, stat, Q, K, Vm, NULL, ATTN_NH, NULL);
     for (size_t i = 0; i < Tq; i++) {
         gsl_matrix_const_view qi = gsl_matrix_const_submatrix(Q, i, 0, 1, D);
-        tfm_attention_forward(O1, P1, &qi.matrix, K, Vm, NULL, ATTN_NH);
+        tfm_attention_forward(O1, P1, stat, &qi.matrix, K, Vm, NULL, ATTN_NH, NULL);
         for (size_t d = 0; d < D; d++)
             tu_assert_rel(gsl_matrix_get(O1, 0, d), gsl_matrix_get(O, i, d), 1e-13);
         for (size_t j = 0; j < ATTN_NH; j++)
@@ -429,7 +448,7 @@ START_TEST(test_attend_cached_matches_reference)
     gsl_matrix *Q = gsl_matrix_alloc(B, D), *K = gsl_matrix_alloc(B * cap, D),
                *Vm = gsl_matrix_alloc(B * cap, D), *O = gsl_matrix_alloc(B, D),
                *O1 = gsl_matrix_alloc(1, D), *P1 = gsl_matrix_alloc(NH, cap);
-    double kt[3 * ATTN_D * 13], p[ATTN_NH * 13];
+    double kt[3 * ATTN_D * 13], p[ATTN_NH * 13], stat[2 * ATTN_NH];
     tu_fill(Q, 2.0, r);
     tu_fill(K, 2.0, r);
     tu_fill(Vm, 1.0, r);
@@ -446,8 +465,8 @@ START_TEST(test_attend_cached_matches_reference)
             gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(K, b * cap, 0, Tk, D);
             gsl_matrix_const_view Vb = gsl_matrix_const_submatrix(Vm, b * cap, 0, Tk, D);
             gsl_matrix_view Pb = gsl_matrix_submatrix(P1, 0, 0, NH, Tk);
-            tfm_attention_forward(O1, &Pb.matrix, &qb.matrix, &Kb.matrix, &Vb.matrix, NULL,
-                                  NH);
+            tfm_attention_forward(O1, &Pb.matrix, stat, &qb.matrix, &Kb.matrix, &Vb.matrix,
+                                  NULL, NH, NULL);
             for (size_t d = 0; d < D; d++)
                 tu_assert_rel(gsl_matrix_get(O, b, d), gsl_matrix_get(O1, 0, d), 1e-13);
             if (b + 1 == B) /* p keeps the weights of the last sequence */
@@ -478,6 +497,7 @@ typedef struct mha_ctx {
     tfm_work work;
     size_t Tq, Tk;
     int self; /* queries, keys and values from one matrix, one [Q | K | V] GEMM */
+    int keep; /* the attention weights kept for the backward, or made again there */
     gsl_matrix *Xq, *Xkv, *Y, *R, *M;
 } mha_ctx;
 
@@ -490,7 +510,7 @@ static void visit_mha(tfm_walk *wk, void *p)
 static void carve_mha(tfm_carver *cv, void *p)
 {
     mha_ctx *c = p;
-    tfm_mha_act_carve(&c->act, cv, MHA_B, c->Tq, c->Tk, MHA_D, MHA_NH, c->self);
+    tfm_mha_act_carve(&c->act, cv, MHA_B, c->Tq, c->Tk, MHA_D, MHA_NH, c->self, c->keep);
     tfm_work_carve(&c->work, cv, MHA_B * 5, 5, MHA_D, 1);
 }
 
@@ -502,24 +522,47 @@ static double mha_loss(void *p)
     return tu_dot(c->Y, c->R);
 }
 
+/* Sets up case self (see above) with its weights kept or not. */
+static double *mha_setup(mha_ctx *c, int self, int keep, const gsl_rng *r)
+{
+    *c = (mha_ctx){.Tq = 4, .Tk = self ? 4 : 5, .self = self, .keep = keep};
+    ck_assert_int_eq(tfm_walk_build(&c->a, visit_mha, c), 0);
+    fill_arena(&c->a, r);
+    double *block = carve_block(carve_mha, c);
+    ck_assert(self == (c->act.qkv.matrix.data != NULL)); /* self: the one-GEMM [Q|K|V] path */
+    ck_assert(keep == (c->act.p.matrix.data != NULL));
+    c->Xq = gsl_matrix_alloc(MHA_B * c->Tq, MHA_D);
+    c->Xkv = self ? c->Xq : gsl_matrix_alloc(MHA_B * c->Tk, MHA_D);
+    c->Y = gsl_matrix_alloc(MHA_B * c->Tq, MHA_D);
+    c->R = gsl_matrix_alloc(MHA_B * c->Tq, MHA_D);
+    c->M = self ? causal_mask(c->Tq) : NULL;
+    tu_fill(c->Xq, 1.0, r);
+    if (!self)
+        tu_fill(c->Xkv, 1.0, r);
+    tu_fill(c->R, 1.0, r);
+    return block;
+}
+
+static void mha_teardown(mha_ctx *c, double *block)
+{
+    if (!c->self)
+        gsl_matrix_free(c->Xkv);
+    if (c->M)
+        gsl_matrix_free(c->M);
+    gsl_matrix_free(c->Xq);
+    gsl_matrix_free(c->Y);
+    gsl_matrix_free(c->R);
+    free(block);
+    arena_free(&c->a);
+}
+
+/* _i: self-attention when odd; weights kept when _i < 2. */
 START_TEST(test_mha_gradcheck)
 {
-    const int self = _i == 1;
-    mha_ctx c = {.Tq = 4, .Tk = self ? 4 : 5, .self = self};
-    gsl_rng *r = tu_rng(21 + (unsigned long)_i);
-    ck_assert_int_eq(tfm_walk_build(&c.a, visit_mha, &c), 0);
-    fill_arena(&c.a, r);
-    double *block = carve_block(carve_mha, &c);
-    ck_assert(self == (c.act.qkv.matrix.data != NULL)); /* self: the one-GEMM [Q|K|V] path */
-    c.Xq = gsl_matrix_alloc(MHA_B * c.Tq, MHA_D);
-    c.Xkv = self ? c.Xq : gsl_matrix_alloc(MHA_B * c.Tk, MHA_D);
-    c.Y = gsl_matrix_alloc(MHA_B * c.Tq, MHA_D);
-    c.R = gsl_matrix_alloc(MHA_B * c.Tq, MHA_D);
-    c.M = self ? causal_mask(c.Tq) : NULL;
-    tu_fill(c.Xq, 1.0, r);
-    if (!self)
-        tu_fill(c.Xkv, 1.0, r);
-    tu_fill(c.R, 1.0, r);
+    const int self = _i % 2, keep = _i < 2;
+    gsl_rng *r = tu_rng(21 + (unsigned long)self);
+    mha_ctx c;
+    double *block = mha_setup(&c, self, keep, r);
     gsl_matrix *dXq = gsl_matrix_calloc(MHA_B * c.Tq, MHA_D);
     gsl_matrix *dXkv = self ? dXq : gsl_matrix_calloc(MHA_B * c.Tk, MHA_D);
 
@@ -529,21 +572,47 @@ START_TEST(test_mha_gradcheck)
     if (!self)
         err = fmax(err, tu_gradcheck("dXkv", mha_loss, &c, c.Xkv, dXkv));
     err = fmax(err, gradcheck_arena(&c.a, mha_loss, &c));
-    report(self ? "mha self causal" : "mha cross", err);
+    static const char *const names[] = {"mha cross", "mha self causal", "mha cross, made again",
+                                        "mha self causal, again"};
+    report(names[_i], err);
 
-    if (!self) {
-        gsl_matrix_free(c.Xkv);
+    if (!self)
         gsl_matrix_free(dXkv);
-    } else {
-        gsl_matrix_free(c.M);
-    }
-    gsl_matrix_free(c.Xq);
     gsl_matrix_free(dXq);
-    gsl_matrix_free(c.Y);
-    gsl_matrix_free(c.R);
-    free(block);
-    arena_free(&c.a);
+    mha_teardown(&c, block);
     gsl_rng_free(r);
+}
+END_TEST
+
+/* Weights made again in the backward are the forward's, bit for bit: every gradient is the
+ * same whether they were kept or not (_i: self-attention when 1). */
+START_TEST(test_mha_weights_made_again_same_bits)
+{
+    const int self = _i;
+    mha_ctx c[2];
+    double *block[2];
+    gsl_matrix *dXq[2], *dXkv[2];
+    for (int keep = 0; keep < 2; keep++) {
+        gsl_rng *r = tu_rng(31); /* the same inputs and weights for both */
+        block[keep] = mha_setup(&c[keep], self, keep, r);
+        gsl_rng_free(r);
+        dXq[keep] = gsl_matrix_calloc(MHA_B * c[keep].Tq, MHA_D);
+        dXkv[keep] = self ? dXq[keep] : gsl_matrix_calloc(MHA_B * c[keep].Tk, MHA_D);
+        mha_loss(&c[keep]);
+        tfm_mha_backward(dXq[keep], dXkv[keep], &c[keep].g, c[keep].R, c[keep].Xq,
+                         c[keep].Xkv, &c[keep].act, &c[keep].w, MHA_B, MHA_NH, &c[keep].work);
+    }
+    ck_assert(memcmp(dXq[0]->data, dXq[1]->data, dXq[0]->size1 * MHA_D * sizeof(double)) == 0);
+    ck_assert(memcmp(dXkv[0]->data, dXkv[1]->data, dXkv[0]->size1 * MHA_D * sizeof(double)) ==
+              0);
+    ck_assert_uint_eq(c[0].a.size, c[1].a.size);
+    ck_assert(memcmp(c[0].a.grad, c[1].a.grad, c[0].a.size * sizeof(double)) == 0);
+    for (int keep = 0; keep < 2; keep++) {
+        if (!self)
+            gsl_matrix_free(dXkv[keep]);
+        gsl_matrix_free(dXq[keep]);
+        mha_teardown(&c[keep], block[keep]);
+    }
 }
 END_TEST
 
@@ -856,8 +925,8 @@ static void visit_dec(tfm_walk *wk, void *p)
 static void carve_layers(tfm_carver *cv, void *p)
 {
     layer_ctx *c = p;
-    tfm_enc_act_carve(&c->ea, cv, LY_B, LY_TS, LY_D, LY_F, LY_NH);
-    tfm_dec_act_carve(&c->da, cv, LY_B, LY_TT, LY_TS, LY_D, LY_F, LY_NH);
+    tfm_enc_act_carve(&c->ea, cv, LY_B, LY_TS, LY_D, LY_F, LY_NH, 1);
+    tfm_dec_act_carve(&c->da, cv, LY_B, LY_TT, LY_TS, LY_D, LY_F, LY_NH, 0);
     tfm_work_carve(&c->work, cv, LY_B * LY_TS, LY_TS, LY_D, LY_F);
 }
 
@@ -1165,6 +1234,56 @@ START_TEST(test_model_backward_accumulates)
 }
 END_TEST
 
+/* A step whose attention weights are made again in the backward gives the same loss and
+ * the same gradients, bit for bit, as one that kept them. */
+START_TEST(test_model_weights_made_again)
+{
+    config c = small_config(0, "sinusoidal");
+    batch b;
+    gsl_rng *r = tu_rng(93);
+    random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
+    tfm_model *m = small_model(&c, MD_B, MD_TS, MD_TT, 94);
+    arena *a = &m->base.params;
+    double loss[2], *g[2];
+    for (int never = 0; never < 2; never++) {
+        m->s.never_keep = never;
+        arena_zero_grad(a);
+        loss[never] = tfm_ops.forward(&m->base, &b, NULL);
+        /* a small batch keeps its weights unless told not to */
+        ck_assert((m->s.dec[0].self.p.matrix.data == NULL) == never);
+        ck_assert((m->s.enc[1].att.pbuf == NULL) == !never);
+        tfm_ops.backward(&m->base, &b);
+        g[never] = malloc(a->size * sizeof(double));
+        ck_assert_ptr_nonnull(g[never]);
+        memcpy(g[never], a->grad, a->size * sizeof(double));
+    }
+    ck_assert(memcmp(&loss[0], &loss[1], sizeof loss[0]) == 0);
+    ck_assert(memcmp(g[0], g[1], a->size * sizeof(double)) == 0);
+    free(g[0]);
+    free(g[1]);
+    tfm_ops.free(&m->base);
+    batch_free(&b);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* Which batches keep their weights: all of them below TFM_KEEP_MAPS_MAX bytes. */
+START_TEST(test_keep_maps_bound)
+{
+    /* canonical sizes, NH 4, L 2: 3·T² weights per head and layer, B·NH·L heads */
+    ck_assert(tfm_keep_maps(32, 32, 32, 4, 2));   /* 6 MiB */
+    ck_assert(!tfm_keep_maps(32, 64, 64, 4, 2));  /* 24 MiB */
+    ck_assert(!tfm_keep_maps(32, 128, 128, 4, 2)); /* 96 MiB */
+    /* exactly at the bound, and one sequence more: T = 1 gives 3 weights per head */
+    const size_t words = TFM_KEEP_MAPS_MAX / sizeof(double);
+    ck_assert(tfm_keep_maps(words / 3, 1, 1, 1, 1));
+    ck_assert(!tfm_keep_maps(words / 3 + 1, 1, 1, 1, 1));
+    ck_assert(!tfm_keep_maps(1, 1024, 1024, 2, 1)); /* 2 heads of 3·2^20 weights */
+    ck_assert(!tfm_keep_maps(SIZE_MAX / 2, 4, 4, 4, 2));
+    ck_assert(!tfm_keep_maps(1, SIZE_MAX / 2, SIZE_MAX / 2, 1, 1));
+}
+END_TEST
+
 /* Are rows i ≤ t of every sequence's logits bitwise the same in x and y (B·Tt, V)? Sets
  * *right_differs when some row i > t differs. */
 static int left_rows_same(const gsl_matrix *x, const gsl_matrix *y, size_t B, size_t Tt,
@@ -1468,12 +1587,13 @@ Suite *make_tfm_suite(void)
 {
     Suite *s = suite_create("transformer");
     TCase *pieces = tcase_create("pieces");
-    tcase_add_loop_test(pieces, test_attention_gradcheck, 0, 3);
-    tcase_add_test(pieces, test_attention_fully_masked_row);
+    tcase_add_loop_test(pieces, test_attention_gradcheck, 0, 6);
+    tcase_add_loop_test(pieces, test_attention_fully_masked_row, 0, 2);
     tcase_add_test(pieces, test_softmax_kernels_match_reference);
     tcase_add_test(pieces, test_attention_single_query);
     tcase_add_test(pieces, test_attend_cached_matches_reference);
-    tcase_add_loop_test(pieces, test_mha_gradcheck, 0, 2);
+    tcase_add_loop_test(pieces, test_mha_gradcheck, 0, 4);
+    tcase_add_loop_test(pieces, test_mha_weights_made_again_same_bits, 0, 2);
     tcase_add_test(pieces, test_layernorm);
     tcase_add_test(pieces, test_layernorm_matches_plain);
     tcase_add_test(pieces, test_bias_passes_match_reference);
@@ -1487,6 +1607,8 @@ Suite *make_tfm_suite(void)
     tcase_set_timeout(whole, 120); /* the model gradient checks under a sanitizer */
     tcase_add_loop_test(whole, test_model_gradcheck, 0, 6);
     tcase_add_test(whole, test_model_backward_accumulates);
+    tcase_add_test(whole, test_model_weights_made_again);
+    tcase_add_test(whole, test_keep_maps_bound);
     tcase_add_loop_test(whole, test_no_leftward_flow, 0, 2);
     tcase_add_loop_test(whole, test_attention_rows, 0, 2);
     tcase_add_loop_test(whole, test_greedy_matches_recompute, 0, 4);

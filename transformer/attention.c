@@ -93,7 +93,8 @@ FM_INLINE double lanes_sum(const double *s)
 }
 
 FM_CLONES
-void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n)
+void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n,
+                     double *restrict stat)
 {
     /* x ← x + m and its maximum in one pass; subtracting the maximum keeps every exp ≤ 1.
      * (x > mx ? x : mx) skips a NaN, as the scalar code did */
@@ -120,6 +121,10 @@ void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n)
             nan |= isnan(x[k]);
         for (k = 0; k < n; k++)
             x[k] = nan ? NAN : 0.0;
+        if (stat) {
+            stat[0] = -INFINITY;
+            stat[1] = nan ? NAN : 0.0;
+        }
         return;
     }
     /* e_k = exp(x_k − max): a masked score is −∞ and fm_exp(−∞) is exactly 0, with no
@@ -136,7 +141,36 @@ void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n)
         sum_l[l] += e;
     }
     /* sum ≥ 1: the maximum contributes e^0 */
-    scal(x, 1.0 / lanes_sum(sum_l), n);
+    const double inv = 1.0 / lanes_sum(sum_l);
+    scal(x, inv, n);
+    if (stat) {
+        stat[0] = mx;
+        stat[1] = inv;
+    }
+}
+
+FM_CLONES
+void tfm_softmax_row_replay(double *restrict x, const double *restrict m, size_t n,
+                            const double *restrict stat)
+{
+    /* the forward's operations on the same scores in the same order, less the two
+     * reductions whose results stat holds: the same bits */
+    const double mx = stat[0], inv = stat[1];
+    if (mx == -INFINITY) {
+        const double fill = isnan(inv) ? NAN : 0.0;
+        for (size_t k = 0; k < n; k++)
+            x[k] = fill;
+        return;
+    }
+    if (m)
+        axpy(x, 1.0, m, n);
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            x[k + l] = fm_exp(x[k + l] - mx);
+    for (; k < n; k++)
+        x[k] = fm_exp(x[k] - mx);
+    scal(x, inv, n);
 }
 
 FM_CLONES
@@ -161,19 +195,22 @@ void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size
 
 /* ---- scaled dot-product attention ------------------------------------------------------ */
 
-void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
+void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl_matrix *Q,
                            const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
-                           size_t NH)
+                           size_t NH, double *scratch)
 {
     const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
-    assert(P->size1 == NH * Tq && P->size2 == Tk);
+    assert(!P || (P->size1 == NH * Tq && P->size2 == Tk));
     assert(!M || (M->size1 == Tq && M->size2 == Tk));
     /* dividing by √dk keeps the scores' variance near 1 whatever the head width, so the
      * softmax does not saturate (§3.2.1) */
     const double scale = 1.0 / sqrt((double)dk);
     for (size_t j = 0; j < NH; j++) {
         gsl_matrix_const_view Qj = head(Q, j, dk), Kj = head(K, j, dk), Vj = head(Vm, j, dk);
-        gsl_matrix_view Oj = head_mut(O, j, dk), Pj = weights(P, j, Tq);
+        gsl_matrix_view Oj = head_mut(O, j, dk);
+        /* head j's weights: kept in P, or made in scratch and dropped after use */
+        gsl_matrix_view Pj = P ? weights(P, j, Tq) : gsl_matrix_view_array(scratch, Tq, Tk);
+        double *stj = stat + 2 * j * Tq;
         if (Tq == 1) {
             /* one query, as in a decoding step: both products are matrix-vector products,
              * and gemv skips the packing a one-row GEMM would pay for
@@ -183,7 +220,7 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
             gsl_vector_view p = gsl_matrix_row(&Pj.matrix, 0);
             gsl_vector_view o = gsl_matrix_row(&Oj.matrix, 0);
             gsl_blas_dgemv(CblasNoTrans, scale, &Kj.matrix, &q.vector, 0.0, &p.vector);
-            tfm_softmax_row(p.vector.data, M ? M->data : NULL, Tk);
+            tfm_softmax_row(p.vector.data, M ? M->data : NULL, Tk, stj);
             gsl_blas_dgemv(CblasTrans, 1.0, &Vj.matrix, &p.vector, 0.0, &o.vector);
             continue;
         }
@@ -191,46 +228,69 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
         gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, &Qj.matrix, &Kj.matrix, 0.0,
                        &Pj.matrix);
         /* P_j = softmax(S_j + M), one row (one query) at a time; s + (−∞) = −∞ gives the
-         * weight exactly 0 */
+         * weight exactly 0. Each row's maximum and 1/sum go to stat, from which the
+         * backward can make the row again. */
         for (size_t i = 0; i < Tq; i++)
             tfm_softmax_row(gsl_matrix_ptr(&Pj.matrix, i, 0),
-                            M ? gsl_matrix_const_ptr(M, i, 0) : NULL, Tk);
+                            M ? gsl_matrix_const_ptr(M, i, 0) : NULL, Tk, stj + 2 * i);
         /* O_j (Tq,dk) = P_j (Tq,Tk) · V_j (Tk,dk): each query's weighted mean of values */
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &Pj.matrix, &Vj.matrix, 0.0,
                        &Oj.matrix);
     }
 }
 
+/* Head j's weights P_j (Tq, Tk) made again in out, bit for bit as the forward made them:
+ * the same GEMM on the same operands, then each row replayed from its statistics. */
+static void remake_weights(gsl_matrix *out, const gsl_matrix *Qj, const gsl_matrix *Kj,
+                           const gsl_matrix *M, const double *stj, double scale)
+{
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, Qj, Kj, 0.0, out);
+    for (size_t i = 0; i < out->size1; i++)
+        tfm_softmax_row_replay(gsl_matrix_ptr(out, i, 0),
+                               M ? gsl_matrix_const_ptr(M, i, 0) : NULL, out->size2,
+                               stj + 2 * i);
+}
+
 void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
                             const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
-                            const gsl_matrix *Vm, const gsl_matrix *P, size_t NH,
-                            double *scratch)
+                            const gsl_matrix *Vm, const gsl_matrix *M, const gsl_matrix *P,
+                            const double *stat, size_t NH, double *scratch)
 {
     const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
     const double scale = 1.0 / sqrt((double)dk);
     /* one head's (Tq, Tk) gradient, first of the weights (dP), then, in place, of the
-     * scores (dS); every head reuses it */
+     * scores (dS); every head reuses it. Without kept weights, the next Tq·Tk hold the
+     * head's weights, made again. */
     gsl_matrix_view dS = gsl_matrix_view_array(scratch, Tq, Tk);
+    gsl_matrix_view remade = gsl_matrix_view_array(scratch + Tq * Tk, Tq, Tk);
     for (size_t j = 0; j < NH; j++) {
         gsl_matrix_const_view Qj = head(Q, j, dk), Kj = head(K, j, dk), Vj = head(Vm, j, dk);
-        gsl_matrix_const_view Pj = weights_const(P, j, Tq), dOj = head(dO, j, dk);
+        gsl_matrix_const_view dOj = head(dO, j, dk);
         gsl_matrix_view dQj = head_mut(dQ, j, dk), dKj = head_mut(dK, j, dk);
         gsl_matrix_view dVj = head_mut(dV, j, dk);
+        const gsl_matrix *Pj = &remade.matrix;
+        _gsl_matrix_const_view kept; /* unqualified: assigned below */
+        if (P) {
+            kept = weights_const(P, j, Tq);
+            Pj = &kept.matrix;
+        } else {
+            remake_weights(&remade.matrix, &Qj.matrix, &Kj.matrix, M, stat + 2 * j * Tq,
+                           scale);
+        }
 
         /* forward: O_j = P_j · V_j
          *   dP_j (Tq,Tk) = dO_j (Tq,dk) · V_jᵀ (dk,Tk)
          *   dV_j (Tk,dk) = P_jᵀ (Tk,Tq) · dO_j (Tq,dk) */
         gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &dOj.matrix, &Vj.matrix, 0.0,
                        &dS.matrix);
-        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Pj.matrix, &dOj.matrix, 0.0,
-                       &dVj.matrix);
+        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, Pj, &dOj.matrix, 0.0, &dVj.matrix);
 
         /* forward: P_j = softmax(S_j + M), row by row; M is a constant, so dS = d(S + M):
          *   dS_i = P_i ⊙ (dP_i − (dP_i · P_i)), in place of dP_i.
          * Masked weights are exactly 0, so their scores get gradient exactly 0. */
         for (size_t i = 0; i < Tq; i++)
             tfm_softmax_row_backward(gsl_matrix_ptr(&dS.matrix, i, 0),
-                                     gsl_matrix_const_ptr(&Pj.matrix, i, 0), Tk);
+                                     gsl_matrix_const_ptr(Pj, i, 0), Tk);
 
         /* forward: S_j = Q_j · K_jᵀ / √dk
          *   dQ_j (Tq,dk) = dS_j (Tq,Tk) · K_j (Tk,dk) / √dk
@@ -277,7 +337,7 @@ static void attend_one(double *restrict o, double *restrict p, const double *res
             axpy(s, qj[d], row, Tk);
         }
         scal(s, scale, Tk);
-        tfm_softmax_row(s, NULL, Tk); /* the cache holds no later position: no mask */
+        tfm_softmax_row(s, NULL, Tk, NULL); /* the cache holds no later position: no mask */
     }
     /* o_j (dk) = V_jᵀ (dk,Tk) · p_j (Tk): one pass over the value rows, every head in it,
      * so the NH·dk sums are independent chains */
@@ -327,23 +387,29 @@ void tfm_mha_project_kv(gsl_matrix *KV, const gsl_matrix *Xkv, const tfm_mha *p)
     tfm_linear_forward(KV, Xkv, &Wkv.matrix, &bkv.matrix);
 }
 
-void tfm_mha_attend(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q, const gsl_matrix *KV,
-                    const gsl_matrix *M, size_t B, size_t Tk, size_t stride, size_t NH)
+/* The attention of each of B sequences: a->q (B·Tq, D) and the Tk keys and values of
+ * sequence b, the rows b·Tk .. of a->kv, make a->o (B·Tq, D), a->stat and, when kept,
+ * a->p (B·NH·Tq, Tk). */
+static void attend_batch(tfm_mha_act *a, const gsl_matrix *M, size_t B, size_t Tk, size_t NH)
 {
+    const gsl_matrix *Q = &a->q.matrix, *KV = &a->kv.matrix;
     const size_t Tq = Q->size1 / B, D = Q->size2;
-    assert(Q->size1 == B * Tq && stride >= Tk && KV->size1 >= (B - 1) * stride + Tk);
+    assert(Q->size1 == B * Tq && KV->size1 == B * Tk);
     for (size_t b = 0; b < B; b++) {
         /* sequence b: its Tq queries, and its Tk keys (left half of KV) and values (right
-         * half) from row b·stride on */
-        const double *kv = gsl_matrix_const_ptr(KV, b * stride, 0);
+         * half) */
+        const double *kv = gsl_matrix_const_ptr(KV, b * Tk, 0);
         gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(Q, b * Tq, 0, Tq, D);
         gsl_matrix_const_view Kb = gsl_matrix_const_view_array_with_tda(kv, Tk, D, KV->tda);
         gsl_matrix_const_view Vb = gsl_matrix_const_view_array_with_tda(kv + D, Tk, D,
                                                                         KV->tda);
-        gsl_matrix_view Ob = gsl_matrix_submatrix(O, b * Tq, 0, Tq, D);
-        gsl_matrix_view Pb = gsl_matrix_submatrix(P, b * NH * Tq, 0, NH * Tq, Tk);
-        tfm_attention_forward(&Ob.matrix, &Pb.matrix, &Qb.matrix, &Kb.matrix, &Vb.matrix, M,
-                              NH);
+        gsl_matrix_view Ob = gsl_matrix_submatrix(&a->o.matrix, b * Tq, 0, Tq, D);
+        gsl_matrix_view Pb;
+        if (a->p.matrix.data)
+            Pb = gsl_matrix_submatrix(&a->p.matrix, b * NH * Tq, 0, NH * Tq, Tk);
+        tfm_attention_forward(&Ob.matrix, a->p.matrix.data ? &Pb.matrix : NULL,
+                              a->stat + 2 * b * NH * Tq, &Qb.matrix, &Kb.matrix, &Vb.matrix,
+                              M, NH, a->pbuf);
     }
 }
 
@@ -366,7 +432,8 @@ void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
         tfm_mha_project_q(&a->q.matrix, Xq, p);
         tfm_mha_project_kv(&a->kv.matrix, Xkv, p);
     }
-    tfm_mha_attend(&a->o.matrix, &a->p.matrix, &a->q.matrix, &a->kv.matrix, M, B, Tk, Tk, NH);
+    a->mask = M;
+    attend_batch(a, M, B, Tk, NH);
     tfm_mha_output(Y, &a->o.matrix, p);
 }
 
@@ -400,14 +467,17 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
         gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(&a->q.matrix, b * Tq, 0, Tq, D);
         gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(&a->kv.matrix, b * Tk, 0, Tk, D);
         gsl_matrix_const_view Vb = gsl_matrix_const_submatrix(&a->kv.matrix, b * Tk, D, Tk, D);
-        gsl_matrix_const_view Pb = gsl_matrix_const_submatrix(&a->p.matrix, b * NH * Tq, 0,
-                                                               NH * Tq, Tk);
+        const int kept = a->p.matrix.data != NULL;
+        _gsl_matrix_const_view Pb; /* unqualified: assigned below */
+        if (kept)
+            Pb = gsl_matrix_const_submatrix(&a->p.matrix, b * NH * Tq, 0, NH * Tq, Tk);
         gsl_matrix_const_view dOb = gsl_matrix_const_submatrix(&dO.matrix, b * Tq, 0, Tq, D);
         gsl_matrix_view dQb = gsl_matrix_submatrix(&dQ.matrix, b * Tq, 0, Tq, D);
         gsl_matrix_view dKb = gsl_matrix_submatrix(&dKV.matrix, b * Tk, 0, Tk, D);
         gsl_matrix_view dVb = gsl_matrix_submatrix(&dKV.matrix, b * Tk, D, Tk, D);
         tfm_attention_backward(&dQb.matrix, &dKb.matrix, &dVb.matrix, &dOb.matrix, &Qb.matrix,
-                               &Kb.matrix, &Vb.matrix, &Pb.matrix, NH, w->att);
+                               &Kb.matrix, &Vb.matrix, a->mask, kept ? &Pb.matrix : NULL,
+                               a->stat + 2 * b * NH * Tq, NH, w->att);
     }
 
     if (fused) {

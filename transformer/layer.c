@@ -179,8 +179,26 @@ void tfm_sub_act_carve(tfm_sub_act *s, tfm_carver *c, size_t N, size_t D)
     s->y = tfm_carve_matrix(c, N, D);
 }
 
+int tfm_keep_maps(size_t B, size_t Ts, size_t Tt, size_t NH, size_t L)
+{
+    /* per layer: encoder self-attention Ts·Ts, decoder self-attention Tt·Tt, cross-attention
+     * Tt·Ts weights per sequence and head; with overflow checks, as sizes come from users */
+    const size_t big = TFM_KEEP_MAPS_MAX / sizeof(double);
+    size_t per_head = 0;
+    const size_t sq[3][2] = {{Ts, Ts}, {Tt, Tt}, {Tt, Ts}};
+    for (size_t k = 0; k < 3; k++) {
+        if (sq[k][0] && sq[k][1] > big / sq[k][0])
+            return 0;
+        per_head += sq[k][0] * sq[k][1];
+        if (per_head > big)
+            return 0;
+    }
+    const size_t heads = B * NH * L;
+    return heads == 0 || per_head <= big / heads;
+}
+
 void tfm_mha_act_carve(tfm_mha_act *a, tfm_carver *c, size_t B, size_t Tq, size_t Tk,
-                       size_t D, size_t NH, int self)
+                       size_t D, size_t NH, int self, int keep)
 {
     assert(!self || Tq == Tk);
     if (self) { /* [Q | K | V] side by side: Q and [K | V] are views with row stride 3D */
@@ -194,30 +212,38 @@ void tfm_mha_act_carve(tfm_mha_act *a, tfm_carver *c, size_t B, size_t Tq, size_
         a->q = tfm_carve_matrix(c, B * Tq, D);
         a->kv = tfm_carve_matrix(c, B * Tk, 2 * D);
     }
-    a->p = tfm_carve_matrix(c, B * NH * Tq, Tk);
+    if (keep) {
+        a->p = tfm_carve_matrix(c, B * NH * Tq, Tk);
+        a->pbuf = NULL;
+    } else {
+        memset(&a->p, 0, sizeof a->p);
+        a->pbuf = tfm_carve_vector(c, Tq * Tk);
+    }
+    a->stat = tfm_carve_vector(c, B * NH * Tq * 2);
+    a->mask = NULL;
     a->o = tfm_carve_matrix(c, B * Tq, D);
 }
 
 void tfm_enc_act_carve(tfm_enc_act *a, tfm_carver *c, size_t B, size_t T, size_t D, size_t F,
-                       size_t NH)
+                       size_t NH, int keep)
 {
-    /* per row: 2·(2D + 2) for the sublayers, 3D + D + NH·T for attention, F for the
-     * feed-forward; the weights' NH·T outgrow the rest once T > (8D + F)/NH (192 at the
-     * canonical sizes) */
+    /* per row: 2·(2D + 2) for the sublayers, 3D + D + NH·T for attention with its
+     * weights kept (2·NH without), F for the feed-forward; kept weights' NH·T outgrow the
+     * rest once T > (8D + F)/NH (192 at the canonical sizes) */
     tfm_sub_act_carve(&a->s1, c, B * T, D);
-    tfm_mha_act_carve(&a->att, c, B, T, T, D, NH, 1);
+    tfm_mha_act_carve(&a->att, c, B, T, T, D, NH, 1, keep);
     tfm_sub_act_carve(&a->s2, c, B * T, D);
     a->h = tfm_carve_matrix(c, B * T, F);
 }
 
 void tfm_dec_act_carve(tfm_dec_act *a, tfm_carver *c, size_t B, size_t Tt, size_t Ts,
-                       size_t D, size_t F, size_t NH)
+                       size_t D, size_t F, size_t NH, int keep)
 {
     /* self-attention is (Tt, Tt); cross-attention reads Ts keys: its [K | V] has B·Ts rows */
     tfm_sub_act_carve(&a->s1, c, B * Tt, D);
-    tfm_mha_act_carve(&a->self, c, B, Tt, Tt, D, NH, 1);
+    tfm_mha_act_carve(&a->self, c, B, Tt, Tt, D, NH, 1, keep);
     tfm_sub_act_carve(&a->s2, c, B * Tt, D);
-    tfm_mha_act_carve(&a->cross, c, B, Tt, Ts, D, NH, 0);
+    tfm_mha_act_carve(&a->cross, c, B, Tt, Ts, D, NH, 0, keep);
     tfm_sub_act_carve(&a->s3, c, B * Tt, D);
     a->h = tfm_carve_matrix(c, B * Tt, F);
 }
@@ -232,7 +258,7 @@ void tfm_work_carve(tfm_work *w, tfm_carver *c, size_t rows, size_t keys, size_t
     w->dqkv = tfm_carve_vector(c, rows * 3 * D);
     w->dout = tfm_carve_vector(c, rows * D);
     w->dh = tfm_carve_vector(c, rows * F);
-    w->att = tfm_carve_vector(c, keys * keys);
+    w->att = tfm_carve_vector(c, 2 * keys * keys);
 }
 
 /* ---- linear maps ---------------------------------------------------------------------- */

@@ -128,8 +128,10 @@ static void visit_model(tfm_walk *wk, void *ctx)
 /* ---- run-time state ---------------------------------------------------------------- */
 
 /* Carves every activation of a batch (B, Ts, Tt) out of block, or only counts its size
- * when block is NULL. Returns the number of doubles, or SIZE_MAX on overflow. */
-static size_t state_carve(tfm_model *m, double *block, size_t B, size_t Ts, size_t Tt)
+ * when block is NULL; keep: with every attention weight (tfm_keep_maps). Returns the
+ * number of doubles, or SIZE_MAX on overflow. */
+static size_t state_carve(tfm_model *m, double *block, size_t B, size_t Ts, size_t Tt,
+                          int keep)
 {
     tfm_state *s = &m->s;
     tfm_carver c = {.base = block};
@@ -139,7 +141,7 @@ static size_t state_carve(tfm_model *m, double *block, size_t B, size_t Ts, size
     /* the encoder: its input, every layer, the memory */
     s->xs = tfm_carve_matrix(&c, Ns, D);
     for (size_t l = 0; l < m->L; l++)
-        tfm_enc_act_carve(&s->enc[l], &c, B, Ts, D, F, NH);
+        tfm_enc_act_carve(&s->enc[l], &c, B, Ts, D, F, NH, keep);
     s->mem = tfm_carve_matrix(&c, Ns, D);
     s->mem_mean = tfm_carve_vector(&c, Ns);
     s->mem_rstd = tfm_carve_vector(&c, Ns);
@@ -148,7 +150,7 @@ static size_t state_carve(tfm_model *m, double *block, size_t B, size_t Ts, size
      * caches), the final norm and the logits */
     s->xt = tfm_carve_matrix(&c, Nt, D);
     for (size_t l = 0; l < m->L; l++)
-        tfm_dec_act_carve(&s->dec[l], &c, B, Tt, Ts, D, F, NH);
+        tfm_dec_act_carve(&s->dec[l], &c, B, Tt, Ts, D, F, NH, keep);
     s->z = tfm_carve_matrix(&c, Nt, D);
     s->z_mean = tfm_carve_vector(&c, Nt);
     s->z_rstd = tfm_carve_vector(&c, Nt);
@@ -182,22 +184,34 @@ static size_t state_carve(tfm_model *m, double *block, size_t B, size_t Ts, size
     return c.overflow ? SIZE_MAX : c.used;
 }
 
-/* Carves the state for a batch; -1 when the batch does not fit the reservation. */
-static int carve_for(tfm_model *m, size_t B, size_t Ts, size_t Tt)
+/* Carves the state for a batch, keeping its attention weights when they are small enough
+ * (tfm_keep_maps) or when maps asks for them (a trace reads them); -1 when the batch does
+ * not fit the reservation. */
+static int carve_for(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps)
 {
     tfm_state *s = &m->s;
     if (!s->block || B == 0 || Ts == 0 || Tt == 0 || B > s->cap_B || Ts > s->cap_Ts ||
         Tt > s->cap_Tt)
         return -1;
-    if (s->B != B || s->Ts != Ts || s->Tt != Tt) { /* the same sizes keep the same views */
-        state_carve(m, s->block, B, Ts, Tt);
-        /* the causal mask of Tt positions is the top-left corner of the largest one */
-        gsl_matrix_view full = gsl_matrix_view_array(s->mask_block, s->cap_Tt, s->cap_Tt);
-        s->mask = gsl_matrix_submatrix(&full.matrix, 0, 0, Tt, Tt);
-        s->B = B;
-        s->Ts = Ts;
-        s->Tt = Tt;
+    /* the same batch shape and the same request: the same views */
+    const int ask = maps ? 1 : s->never_keep ? -1 : 0;
+    if (s->B == B && s->Ts == Ts && s->Tt == Tt && s->asked == ask)
+        return 0;
+    int keep = ask == 1 || (ask == 0 && tfm_keep_maps(B, Ts, Tt, m->NH, m->L));
+    /* counting carves views of nothing: the carve below makes them again */
+    if (keep && state_carve(m, NULL, B, Ts, Tt, 1) > s->cap_n) {
+        if (maps)
+            return -1;
+        keep = 0;
     }
+    state_carve(m, s->block, B, Ts, Tt, keep);
+    /* the causal mask of Tt positions is the top-left corner of the largest one */
+    gsl_matrix_view full = gsl_matrix_view_array(s->mask_block, s->cap_Tt, s->cap_Tt);
+    s->mask = gsl_matrix_submatrix(&full.matrix, 0, 0, Tt, Tt);
+    s->B = B;
+    s->Ts = Ts;
+    s->Tt = Tt;
+    s->asked = ask;
     return 0;
 }
 
@@ -444,9 +458,12 @@ static int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     free(s->ids);
     s->block = s->mask_block = NULL;
     s->ids = NULL;
-    s->cap_B = s->cap_Ts = s->cap_Tt = 0;
+    s->cap_B = s->cap_Ts = s->cap_Tt = s->cap_n = 0;
     s->B = s->Ts = s->Tt = 0;
-    const size_t n = state_carve(m, NULL, B, Ts, Tt);
+    /* room for the largest batch, and for one example with its weights kept (a trace) */
+    const size_t big = state_carve(m, NULL, B, Ts, Tt, tfm_keep_maps(B, Ts, Tt, m->NH, m->L));
+    const size_t one = state_carve(m, NULL, 1, Ts, Tt, 1);
+    const size_t n = max2(big, one);
     if (n == SIZE_MAX || n > SIZE_MAX / sizeof(double))
         return -1;
     s->block = calloc(n, sizeof(double)); /* zeroed pages cost nothing until touched */
@@ -468,6 +485,7 @@ static int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     s->cap_B = B;
     s->cap_Ts = Ts;
     s->cap_Tt = Tt;
+    s->cap_n = n;
     return 0;
 }
 
@@ -476,7 +494,7 @@ static int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 static double tfm_forward(model *mm, const batch *b, int *pred)
 {
     tfm_model *m = (tfm_model *)mm;
-    if (carve_for(m, b->B, b->Ts, b->Tt) != 0)
+    if (carve_for(m, b->B, b->Ts, b->Tt, 0) != 0)
         return NAN; /* not reserved for this batch */
     encode(m, b->src);
     decode_teacher(m, b->dec_in);
@@ -616,7 +634,7 @@ static void tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt
     tfm_state *s = &m->s;
     tfm_step *st = &s->step;
     const int bos = config_bos(&m->base.cfg);
-    if (carve_for(m, B, Ts, Tt) != 0) { /* not reserved: BOS is never a right answer */
+    if (carve_for(m, B, Ts, Tt, 0) != 0) { /* not reserved: BOS is never a right answer */
         for (size_t i = 0; i < B * Tt; i++)
             out[i] = bos;
         return;
@@ -675,7 +693,7 @@ static int tfm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
 {
     tfm_model *m = (tfm_model *)mm;
     tfm_state *s = &m->s;
-    if (carve_for(m, 1, Ts, Tt) != 0)
+    if (carve_for(m, 1, Ts, Tt, 1) != 0)
         return -1;
     tfm_decode(mm, src, 1, Ts, Tt, out);
     /* The maps of a greedy decode are those of a teacher-forced pass on its own outputs

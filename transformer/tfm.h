@@ -140,7 +140,12 @@ typedef struct tfm_mha_act {
     gsl_matrix_view qkv; /* (B·T, 3D) [Q | K | V] in self-attention; an empty view otherwise */
     gsl_matrix_view q;   /* (B·Tq, D) Q = Xq·W_qᵀ + b_q, head j in columns j·dk .. */
     gsl_matrix_view kv;  /* (B·Tk, 2D) [K | V] = Xkv·[W_k; W_v]ᵀ + [b_k, b_v] */
-    gsl_matrix_view p;   /* (B·NH·Tq, Tk) attention weights, row (b·NH + j)·Tq + i */
+    gsl_matrix_view p;   /* (B·NH·Tq, Tk) attention weights, row (b·NH + j)·Tq + i, when
+                          * kept (see tfm_keep_maps); an empty view otherwise */
+    double *stat;        /* (B·NH·Tq, 2) each weight row's softmax maximum and 1/sum: what
+                          * the backward needs to make a row again, bit for bit */
+    double *pbuf;        /* (Tq·Tk) one head's weights, when p is not kept; or NULL */
+    const gsl_matrix *mask; /* (Tq, Tk) the mask the last forward applied, or NULL */
     gsl_matrix_view o;   /* (B·Tq, D) the heads' outputs side by side, the input of W_o */
 } tfm_mha_act;
 
@@ -163,14 +168,25 @@ typedef struct tfm_dec_act {
     gsl_matrix_view h; /* (B·Tt, F) */
 } tfm_dec_act;
 
+/* Keeping the attention weights. A training step keeps, for each attention of each layer,
+ * B·NH·Tq·Tk weights for its backward: at L = 128 and the canonical sizes 6 × 16 MiB, more
+ * than every other activation together. Above TFM_KEEP_MAPS_MAX bytes (in all) they are
+ * not kept: the forward keeps each weight row's maximum and 1/sum, and the backward makes
+ * the weights again from Q, K and those, one head at a time, bit for bit the forward's
+ * (one more Q·Kᵀ product and exponential per head; see docs/transformer.md). */
+#define TFM_KEEP_MAPS_MAX ((size_t)16 << 20)
+/* Whether a batch (B, Ts, Tt) keeps its weights: their bytes over all L layers ≤ the bound. */
+int tfm_keep_maps(size_t B, size_t Ts, size_t Tt, size_t NH, size_t L);
+
 void tfm_sub_act_carve(tfm_sub_act *s, tfm_carver *c, size_t N, size_t D);
-/* self: carve q and kv as the column blocks of one [Q | K | V] matrix (needs Tq = Tk). */
+/* self: carve q and kv as the column blocks of one [Q | K | V] matrix (needs Tq = Tk).
+ * keep: carve p for every weight, else pbuf for one head's. */
 void tfm_mha_act_carve(tfm_mha_act *a, tfm_carver *c, size_t B, size_t Tq, size_t Tk,
-                       size_t D, size_t NH, int self);
+                       size_t D, size_t NH, int self, int keep);
 void tfm_enc_act_carve(tfm_enc_act *a, tfm_carver *c, size_t B, size_t T, size_t D, size_t F,
-                       size_t NH);
+                       size_t NH, int keep);
 void tfm_dec_act_carve(tfm_dec_act *a, tfm_carver *c, size_t B, size_t Tt, size_t Ts,
-                       size_t D, size_t F, size_t NH);
+                       size_t D, size_t F, size_t NH, int keep);
 
 /* Scratch of the backward pass, shared by all layers (each uses it, then the next). The
  * pointers are raw so each use makes views of the size it needs. */
@@ -181,7 +197,8 @@ typedef struct tfm_work {
     double *dqkv; /* (rows, 3D) gradient of [Q | K | V] (or of Q and of [K | V] apart) */
     double *dout; /* (rows, D) gradient of the concatenated head outputs */
     double *dh;   /* (rows, F) gradient of the feed-forward hidden layer */
-    double *att;  /* (keys·keys) gradient of one head's weights P_j, then of its scores */
+    double *att;  /* (2·keys·keys) gradient of one head's weights P_j, then of its scores;
+                   * then P_j itself, made again when the weights were not kept */
 } tfm_work;
 
 void tfm_work_carve(tfm_work *w, tfm_carver *c, size_t rows, size_t keys, size_t D, size_t F);
@@ -216,8 +233,15 @@ void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
 /* One row of attention weights: x (n) ← softmax(x + m), with m (n) a mask row of 0 and
  * −∞, or NULL; x and m do not overlap. Vectorised (fm_exp, partial sums): within a few
  * ulps of op_softmax_row on x + m, its plain reference, and exactly like it where it
- * matters: masked entries exactly 0, a fully masked row all 0, a row with a NaN all NaN. */
-void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n);
+ * matters: masked entries exactly 0, a fully masked row all 0, a row with a NaN all NaN.
+ * stat (2), unless NULL, receives the row's maximum and 1/sum (−∞ and 0, or NaN, for a
+ * row with no weight). */
+void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n,
+                     double *restrict stat);
+/* The same row again from the same scores x and the stat that tfm_softmax_row wrote:
+ * the same bits, with no maximum or sum to take. */
+void tfm_softmax_row_replay(double *restrict x, const double *restrict m, size_t n,
+                            const double *restrict stat);
 /* Its backward in place: on entry d (n) = ∂L/∂y, on return d = ∂L/∂x for y (n) =
  * softmax(x). Within a few ulps of op_softmax_row_backward into a zeroed dx (the dot
  * product is summed in FM_LANES partial sums), with no dx to zero first. */
@@ -225,19 +249,23 @@ void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size
 
 /* For each head j: P_j = softmax(Q_j·K_jᵀ/√dk + M), O_j = P_j·V_j.
  * Q (Tq, D), K and Vm (Tk, D), O (Tq, D): any row stride, head j in columns j·dk .. .
- * P (NH·Tq, Tk): head j in rows j·Tq .. . M (Tq, Tk) adds 0 where a query may look and
- * −∞ where it may not, or is NULL for no mask. A query whose every key is masked gets
- * weights 0 and output 0 (never NaN). */
-void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q,
+ * P (NH·Tq, Tk): head j in rows j·Tq .. ; or NULL not to keep the weights, which are
+ * then made in scratch (Tq·Tk doubles) one head at a time. stat (NH·Tq, 2) receives each
+ * weight row's maximum and 1/sum (tfm_softmax_row). M (Tq, Tk) adds 0 where a query may
+ * look and −∞ where it may not, or is NULL for no mask. A query whose every key is masked
+ * gets weights 0 and output 0 (never NaN). */
+void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl_matrix *Q,
                            const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
-                           size_t NH);
+                           size_t NH, double *scratch);
 /* Writes dQ (Tq, D), dK and dV (Tk, D) from dO (Tq, D) and what the forward read and
- * wrote. They are gradients of activations, each written once, so they are not
- * accumulated (no pass to zero them first). scratch holds Tq·Tk doubles. */
+ * wrote: the weights P, or, with P NULL, their statistics stat, from which each head's
+ * weights are made again, the same bits. They are gradients of activations, each written
+ * once, so they are not accumulated (no pass to zero them first). scratch holds Tq·Tk
+ * doubles, 2·Tq·Tk when P is NULL. */
 void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
                             const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
-                            const gsl_matrix *Vm, const gsl_matrix *P, size_t NH,
-                            double *scratch);
+                            const gsl_matrix *Vm, const gsl_matrix *M, const gsl_matrix *P,
+                            const double *stat, size_t NH, double *scratch);
 
 /* Decoding: the query of one new position of each of B sequences, Q (B, D), attends to
  * Tk cached positions; writes O (B, D). Sequence b's keys are transposed, a (D, Tk) block
@@ -252,18 +280,13 @@ void tfm_attend_cached(gsl_matrix *O, double *p, const gsl_matrix *Q, const doub
 
 /* ---- multi-head attention (§3.2.2) --------------------------------------------------
  * MultiHead(Xq, Xkv) = Concat(head_1, ..., head_NH)·W_oᵀ + b_o,
- * head_j = Attention(Xq·W_q,jᵀ, Xkv·W_k,jᵀ, Xkv·W_v,jᵀ). Its four steps are public so
- * that decoding can put keys and values in a cache between them. */
+ * head_j = Attention(Xq·W_q,jᵀ, Xkv·W_k,jᵀ, Xkv·W_v,jᵀ). The projections are public so
+ * that decoding can put keys and values in a cache and attend to it (tfm_attend_cached). */
 
 /* Q (N, D) = Xq (N, D)·W_qᵀ + b_q. */
 void tfm_mha_project_q(gsl_matrix *Q, const gsl_matrix *Xq, const tfm_mha *p);
 /* KV (N, 2D) = Xkv (N, D)·[W_k; W_v]ᵀ + [b_k, b_v]. KV may have any row stride. */
 void tfm_mha_project_kv(gsl_matrix *KV, const gsl_matrix *Xkv, const tfm_mha *p);
-/* Attention of each of B sequences: Q (B·Tq, D) → O (B·Tq, D), P (B·NH·Tq, Tk). Sequence
- * b's keys and values are the Tk rows of KV starting at row b·stride (stride ≥ Tk, so a
- * cache with room for more positions can be read as it fills). */
-void tfm_mha_attend(gsl_matrix *O, gsl_matrix *P, const gsl_matrix *Q, const gsl_matrix *KV,
-                    const gsl_matrix *M, size_t B, size_t Tk, size_t stride, size_t NH);
 /* Y (N, D) += O (N, D)·W_oᵀ + b_o: adds, so the residual connection costs nothing. */
 void tfm_mha_output(gsl_matrix *Y, const gsl_matrix *O, const tfm_mha *p);
 
@@ -364,10 +387,13 @@ typedef struct tfm_step {
 /* The run-time state: every activation of one batch, views into one block. */
 typedef struct tfm_state {
     size_t cap_B, cap_Ts, cap_Tt; /* the reservation */
+    size_t cap_n;                 /* doubles in block */
     double *block;                /* every activation, carved again per batch */
     double *mask_block;           /* (cap_Tt, cap_Tt) causal mask: 0 at j ≤ i, −∞ above */
     int *ids;                     /* (max(cap_B, cap_Tt)) tokens fed back while decoding */
     size_t B, Ts, Tt;             /* the batch the views below were carved for */
+    int asked;                    /* ... and what it asked of the weights: 1 keep them
+                                   * (a trace), 0 keep them if small, -1 never_keep */
     gsl_matrix_view xs;           /* (B·Ts, D) encoder input: emb_scale·E_src[x] + PE */
     tfm_enc_act *enc;             /* (L) */
     gsl_matrix_view mem;          /* (B·Ts, D) memory: final encoder norm of the stack */
@@ -384,6 +410,7 @@ typedef struct tfm_state {
     tfm_work work;
     tfm_step step;
     int no_mask; /* tests only: 1 drops the causal mask, to show that its test can fail */
+    int never_keep; /* tests only: 1 keeps no attention weights for the backward */
 } tfm_state;
 
 typedef struct tfm_model {
