@@ -41,12 +41,6 @@ static gsl_matrix_view weights(gsl_matrix *P, size_t j, size_t Tq)
     return gsl_matrix_view_array_with_tda(P->data + j * Tq * P->tda, Tq, P->size2, P->tda);
 }
 
-static _gsl_matrix_const_view weights_const(const gsl_matrix *P, size_t j, size_t Tq)
-{
-    return gsl_matrix_const_view_array_with_tda(P->data + j * Tq * P->tda, Tq, P->size2,
-                                                P->tda);
-}
-
 /* ---- softmax kernels ------------------------------------------------------------------
  * The one element-wise function of attention evaluated B·NH·Tq·Tk times, so it is written
  * to vectorise: e^x is fm_exp (common/fastmath.h), a call the compiler sees through, and
@@ -195,6 +189,48 @@ void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size
 
 /* ---- scaled dot-product attention ------------------------------------------------------ */
 
+/* Row blocks. Under a mask, the queries are taken a block of rows at a time, and each block
+ * only against the keys that some row of it may see: under the causal mask, rows r0 .. r1 − 1
+ * see keys 0 .. r1 − 1, so the products and the softmax skip the masked corner (at Tq = 128
+ * in blocks of 32 they do 62.5% of the full square's work). Without a mask there is one
+ * block of every row and key. A key beyond a block's reach has weight exactly 0 for every
+ * row of the block, so leaving it out changes no sum. */
+#define ROW_BLOCK 32 /* rows per block: narrower products run further below BLAS's peak */
+#define MAX_BLOCKS 16 /* longer sequences take longer blocks */
+
+typedef struct row_blocks {
+    size_t n;                 /* blocks */
+    size_t rows;              /* rows per block (the last may have fewer) */
+    size_t reach[MAX_BLOCKS]; /* block b uses keys 0 .. reach[b] − 1 */
+} row_blocks;
+
+static void plan_blocks(row_blocks *rb, const gsl_matrix *M, size_t Tq, size_t Tk)
+{
+    if (!M) {
+        rb->n = 1;
+        rb->rows = Tq;
+        rb->reach[0] = Tk;
+        return;
+    }
+    const size_t longer = (Tq + MAX_BLOCKS - 1) / MAX_BLOCKS;
+    rb->rows = longer > ROW_BLOCK ? longer : ROW_BLOCK;
+    rb->n = (Tq + rb->rows - 1) / rb->rows;
+    for (size_t b = 0; b < rb->n; b++) {
+        const size_t r0 = b * rb->rows, r1 = r0 + rb->rows < Tq ? r0 + rb->rows : Tq;
+        /* at least one key, so that every product has a width; a block whose every key is
+         * masked then gets weights 0 from the softmax, as it would over all keys */
+        size_t reach = 1;
+        for (size_t i = r1; i-- > r0;) {
+            const double *m = gsl_matrix_const_ptr(M, i, 0);
+            size_t k = Tk;
+            while (k > reach && m[k - 1] == -INFINITY)
+                k--;
+            reach = k;
+        }
+        rb->reach[b] = reach;
+    }
+}
+
 void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl_matrix *Q,
                            const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
                            size_t NH, double *scratch)
@@ -205,6 +241,9 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl
     /* dividing by √dk keeps the scores' variance near 1 whatever the head width, so the
      * softmax does not saturate (§3.2.1) */
     const double scale = 1.0 / sqrt((double)dk);
+    row_blocks rb;
+    if (Tq > 1)
+        plan_blocks(&rb, M, Tq, Tk);
     for (size_t j = 0; j < NH; j++) {
         gsl_matrix_const_view Qj = head(Q, j, dk), Kj = head(K, j, dk), Vj = head(Vm, j, dk);
         gsl_matrix_view Oj = head_mut(O, j, dk);
@@ -224,31 +263,34 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl
             gsl_blas_dgemv(CblasTrans, 1.0, &Vj.matrix, &p.vector, 0.0, &o.vector);
             continue;
         }
-        /* S_j (Tq,Tk) = Q_j (Tq,dk) · K_jᵀ (dk,Tk) / √dk, written where P_j will be */
-        gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, &Qj.matrix, &Kj.matrix, 0.0,
-                       &Pj.matrix);
-        /* P_j = softmax(S_j + M), one row (one query) at a time; s + (−∞) = −∞ gives the
-         * weight exactly 0. Each row's maximum and 1/sum go to stat, from which the
-         * backward can make the row again. */
-        for (size_t i = 0; i < Tq; i++)
-            tfm_softmax_row(gsl_matrix_ptr(&Pj.matrix, i, 0),
-                            M ? gsl_matrix_const_ptr(M, i, 0) : NULL, Tk, stj + 2 * i);
-        /* O_j (Tq,dk) = P_j (Tq,Tk) · V_j (Tk,dk): each query's weighted mean of values */
-        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &Pj.matrix, &Vj.matrix, 0.0,
-                       &Oj.matrix);
+        for (size_t b = 0; b < rb.n; b++) {
+            /* rows r0 .. r0 + nr − 1 against keys 0 .. nk − 1 */
+            const size_t r0 = b * rb.rows, nr = r0 + rb.rows < Tq ? rb.rows : Tq - r0;
+            const size_t nk = rb.reach[b];
+            gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(&Qj.matrix, r0, 0, nr, dk);
+            gsl_matrix_const_view Kn = gsl_matrix_const_submatrix(&Kj.matrix, 0, 0, nk, dk);
+            gsl_matrix_const_view Vn = gsl_matrix_const_submatrix(&Vj.matrix, 0, 0, nk, dk);
+            gsl_matrix_view Sb = gsl_matrix_submatrix(&Pj.matrix, r0, 0, nr, nk);
+            gsl_matrix_view Ob = gsl_matrix_submatrix(&Oj.matrix, r0, 0, nr, dk);
+            /* S (nr,nk) = Q_b (nr,dk) · K_nᵀ (dk,nk) / √dk, written where the weights go */
+            gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, &Qb.matrix, &Kn.matrix, 0.0,
+                           &Sb.matrix);
+            /* P = softmax(S + M), one row (one query) at a time; s + (−∞) = −∞ gives the
+             * weight exactly 0. Each row's maximum and 1/sum go to stat, from which the
+             * backward can make the row again. */
+            for (size_t i = 0; i < nr; i++)
+                tfm_softmax_row(gsl_matrix_ptr(&Sb.matrix, i, 0),
+                                M ? gsl_matrix_const_ptr(M, r0 + i, 0) : NULL, nk,
+                                stj + 2 * (r0 + i));
+            if (P && nk < Tk) { /* kept weights are whole rows: 0 beyond the reach */
+                gsl_matrix_view rest = gsl_matrix_submatrix(&Pj.matrix, r0, nk, nr, Tk - nk);
+                gsl_matrix_set_zero(&rest.matrix);
+            }
+            /* O_b (nr,dk) = P (nr,nk) · V_n (nk,dk): each query's weighted mean of values */
+            gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &Sb.matrix, &Vn.matrix, 0.0,
+                           &Ob.matrix);
+        }
     }
-}
-
-/* Head j's weights P_j (Tq, Tk) made again in out, bit for bit as the forward made them:
- * the same GEMM on the same operands, then each row replayed from its statistics. */
-static void remake_weights(gsl_matrix *out, const gsl_matrix *Qj, const gsl_matrix *Kj,
-                           const gsl_matrix *M, const double *stj, double scale)
-{
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, Qj, Kj, 0.0, out);
-    for (size_t i = 0; i < out->size1; i++)
-        tfm_softmax_row_replay(gsl_matrix_ptr(out, i, 0),
-                               M ? gsl_matrix_const_ptr(M, i, 0) : NULL, out->size2,
-                               stj + 2 * i);
 }
 
 void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
@@ -263,42 +305,77 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
      * head's weights, made again. */
     gsl_matrix_view dS = gsl_matrix_view_array(scratch, Tq, Tk);
     gsl_matrix_view remade = gsl_matrix_view_array(scratch + Tq * Tk, Tq, Tk);
+    row_blocks rb;
+    plan_blocks(&rb, Tq > 1 ? M : NULL, Tq, Tk);
+    /* one block of every key writes dK and dV once; blocks that share keys add into them */
+    const int shared = rb.n > 1 || rb.reach[0] < Tk;
+    const double beta = shared ? 1.0 : 0.0;
     for (size_t j = 0; j < NH; j++) {
         gsl_matrix_const_view Qj = head(Q, j, dk), Kj = head(K, j, dk), Vj = head(Vm, j, dk);
         gsl_matrix_const_view dOj = head(dO, j, dk);
         gsl_matrix_view dQj = head_mut(dQ, j, dk), dKj = head_mut(dK, j, dk);
         gsl_matrix_view dVj = head_mut(dV, j, dk);
-        const gsl_matrix *Pj = &remade.matrix;
-        _gsl_matrix_const_view kept; /* unqualified: assigned below */
-        if (P) {
-            kept = weights_const(P, j, Tq);
-            Pj = &kept.matrix;
-        } else {
-            remake_weights(&remade.matrix, &Qj.matrix, &Kj.matrix, M, stat + 2 * j * Tq,
-                           scale);
+        const double *stj = stat + 2 * j * Tq;
+        if (shared) {
+            gsl_matrix_set_zero(&dKj.matrix);
+            gsl_matrix_set_zero(&dVj.matrix);
         }
+        for (size_t b = 0; b < rb.n; b++) {
+            const size_t r0 = b * rb.rows, nr = r0 + rb.rows < Tq ? rb.rows : Tq - r0;
+            const size_t nk = rb.reach[b];
+            gsl_matrix_const_view Qb = gsl_matrix_const_submatrix(&Qj.matrix, r0, 0, nr, dk);
+            gsl_matrix_const_view dOb = gsl_matrix_const_submatrix(&dOj.matrix, r0, 0, nr, dk);
+            gsl_matrix_const_view Kn = gsl_matrix_const_submatrix(&Kj.matrix, 0, 0, nk, dk);
+            gsl_matrix_const_view Vn = gsl_matrix_const_submatrix(&Vj.matrix, 0, 0, nk, dk);
+            gsl_matrix_view dQb = gsl_matrix_submatrix(&dQj.matrix, r0, 0, nr, dk);
+            gsl_matrix_view dKn = gsl_matrix_submatrix(&dKj.matrix, 0, 0, nk, dk);
+            gsl_matrix_view dVn = gsl_matrix_submatrix(&dVj.matrix, 0, 0, nk, dk);
+            gsl_matrix_view dSb = gsl_matrix_submatrix(&dS.matrix, r0, 0, nr, nk);
+            _gsl_matrix_const_view Pb; /* unqualified: assigned below */
+            if (P) {
+                Pb = gsl_matrix_const_submatrix(P, j * Tq + r0, 0, nr, nk);
+            } else {
+                /* the weights made again, bit for bit as the forward made them: the same
+                 * product on the same operands, then each row replayed from its stat */
+                gsl_matrix_view Rb = gsl_matrix_submatrix(&remade.matrix, r0, 0, nr, nk);
+                if (Tq == 1) { /* the forward's gemv (see there) */
+                    gsl_vector_const_view q = gsl_matrix_const_row(&Qb.matrix, 0);
+                    gsl_vector_view r = gsl_matrix_row(&Rb.matrix, 0);
+                    gsl_blas_dgemv(CblasNoTrans, scale, &Kn.matrix, &q.vector, 0.0, &r.vector);
+                } else {
+                    gsl_blas_dgemm(CblasNoTrans, CblasTrans, scale, &Qb.matrix, &Kn.matrix,
+                                   0.0, &Rb.matrix);
+                }
+                for (size_t i = 0; i < nr; i++)
+                    tfm_softmax_row_replay(gsl_matrix_ptr(&Rb.matrix, i, 0),
+                                           M ? gsl_matrix_const_ptr(M, r0 + i, 0) : NULL, nk,
+                                           stj + 2 * (r0 + i));
+                Pb = gsl_matrix_const_submatrix(&remade.matrix, r0, 0, nr, nk);
+            }
 
-        /* forward: O_j = P_j · V_j
-         *   dP_j (Tq,Tk) = dO_j (Tq,dk) · V_jᵀ (dk,Tk)
-         *   dV_j (Tk,dk) = P_jᵀ (Tk,Tq) · dO_j (Tq,dk) */
-        gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &dOj.matrix, &Vj.matrix, 0.0,
-                       &dS.matrix);
-        gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, Pj, &dOj.matrix, 0.0, &dVj.matrix);
+            /* forward: O_b = P_b · V_n
+             *   dP_b (nr,nk) = dO_b (nr,dk) · V_nᵀ (dk,nk)
+             *   dV_n (nk,dk) += P_bᵀ (nk,nr) · dO_b (nr,dk) */
+            gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &dOb.matrix, &Vn.matrix, 0.0,
+                           &dSb.matrix);
+            gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &Pb.matrix, &dOb.matrix, beta,
+                           &dVn.matrix);
 
-        /* forward: P_j = softmax(S_j + M), row by row; M is a constant, so dS = d(S + M):
-         *   dS_i = P_i ⊙ (dP_i − (dP_i · P_i)), in place of dP_i.
-         * Masked weights are exactly 0, so their scores get gradient exactly 0. */
-        for (size_t i = 0; i < Tq; i++)
-            tfm_softmax_row_backward(gsl_matrix_ptr(&dS.matrix, i, 0),
-                                     gsl_matrix_const_ptr(Pj, i, 0), Tk);
+            /* forward: P = softmax(S + M), row by row; M is a constant, so dS = d(S + M):
+             *   dS_i = P_i ⊙ (dP_i − (dP_i · P_i)), in place of dP_i.
+             * Masked weights are exactly 0, so their scores get gradient exactly 0. */
+            for (size_t i = 0; i < nr; i++)
+                tfm_softmax_row_backward(gsl_matrix_ptr(&dSb.matrix, i, 0),
+                                         gsl_matrix_const_ptr(&Pb.matrix, i, 0), nk);
 
-        /* forward: S_j = Q_j · K_jᵀ / √dk
-         *   dQ_j (Tq,dk) = dS_j (Tq,Tk) · K_j (Tk,dk) / √dk
-         *   dK_j (Tk,dk) = dS_jᵀ (Tk,Tq) · Q_j (Tq,dk) / √dk */
-        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, scale, &dS.matrix, &Kj.matrix, 0.0,
-                       &dQj.matrix);
-        gsl_blas_dgemm(CblasTrans, CblasNoTrans, scale, &dS.matrix, &Qj.matrix, 0.0,
-                       &dKj.matrix);
+            /* forward: S_b = Q_b · K_nᵀ / √dk
+             *   dQ_b (nr,dk) = dS_b (nr,nk) · K_n (nk,dk) / √dk
+             *   dK_n (nk,dk) += dS_bᵀ (nk,nr) · Q_b (nr,dk) / √dk */
+            gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, scale, &dSb.matrix, &Kn.matrix, 0.0,
+                           &dQb.matrix);
+            gsl_blas_dgemm(CblasTrans, CblasNoTrans, scale, &dSb.matrix, &Qb.matrix, beta,
+                           &dKn.matrix);
+        }
     }
 }
 
