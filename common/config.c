@@ -209,9 +209,17 @@ void config_format(const config *c, const config_field *f, char *buf, size_t n)
     case CFG_STRING:
         snprintf(buf, n, "%s", base);
         break;
-    case CFG_DOUBLE:
-        snprintf(buf, n, "%.17g", *(const double *)base);
+    case CFG_DOUBLE: {
+        /* the shortest form that reads back as the same double: 0.9, not the
+         * 0.90000000000000002 that 17 digits always give (NaN and ±inf print as such) */
+        const double v = *(const double *)base;
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(buf, n, "%.*g", digits, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
         break;
+    }
     case CFG_SIZE:
         snprintf(buf, n, "%zu", *(const size_t *)base);
         break;

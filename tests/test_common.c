@@ -456,7 +456,7 @@ START_TEST(config_round_trip)
     config c, d;
     config_defaults(&c);
     c.hidden = 77;
-    c.lr = 0.1 + 0.2; /* not representable in few digits: %.17g must keep it exact */
+    c.lr = 0.1 + 0.2; /* needs all 17 digits to come back exact */
     c.post_ln = 1;
     strcpy(c.pos, "none");
     char *buf = NULL;
@@ -468,6 +468,10 @@ START_TEST(config_round_trip)
     config_defaults(&d);
     ck_assert_int_eq(config_read_text(&d, buf, err, sizeof err), 0);
     ck_assert_int_eq(memcmp(&c, &d, sizeof c), 0);
+    /* doubles in their shortest exact form: the defaults read as typed */
+    ck_assert_ptr_nonnull(strstr(buf, "\nlr\t0.30000000000000004\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "\nbeta1\t0.9\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "\neps\t1e-08\n"));
     ck_assert_int_eq(config_read_text(&d, "nonsense\t3\n", err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "nonsense"));
     ck_assert_int_eq(config_read_text(&d, "hidden 3\n", err, sizeof err), -1);
