@@ -20,127 +20,15 @@
 #define ATTNLAB_LSTM_H
 
 #include <gsl/gsl_matrix.h>
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
 
+#include "../common/fastmath.h"
 #include "../common/model.h"
 
-/* ---- the squashing functions -------------------------------------------------------
- *
- * The cell evaluates five of these per unit and step (σ for i, f, o; tanh for g and c'),
- * so they set the pace of its element-wise work. Both go through one exp each:
- *     σ(a) = 1 / (1 + e^{−a}),      tanh(a) = 2σ(2a) − 1 = 1 − 2 / (1 + e^{2a}),
- * because libm's tanh costs several exps (it works through expm1 for relative accuracy
- * near 0), and without a branch on the sign, which gate pre-activations would mispredict
- * half the time (op_sigmoid in common/ branches, to stay exact in relative terms).
- * Overflow is harmless: e^{±a} = inf gives exactly 0 or ±1, never NaN. Both stay within
- * ~2e-16 of the exact value in absolute terms; tanh loses relative accuracy only near 0,
- * which no LSTM quantity needs. tests/test_lstm.c holds both to libm.
- *
- * The exp is our own, lstm_exp below, not libm's: a call into libm cannot be vectorised,
- * and with it the gate loops ran one element at a time and took a third of a training
- * step. lstm_exp is straight-line arithmetic with no call and no branch, so a loop over
- * a row of gates becomes a loop over SIMD vectors (see LSTM_LANES, LSTM_SIMD_CLONES).
- */
-
-/* c ? a : b, as bit masks. Written with ?: the compiler turns a clamp into a branch
- * around the arithmetic after it, which it may not then vectorise without AVX-512's
- * masks (the arithmetic could raise a floating-point exception on the path not taken). */
-static inline double lstm_select(int c, double a, double b)
-{
-    const uint64_t m = (uint64_t)0 - (uint64_t)(c != 0); /* all ones when c holds */
-    uint64_t ua, ub;
-    memcpy(&ua, &a, sizeof ua);
-    memcpy(&ub, &b, sizeof ub);
-    ua = (ua & m) | (ub & ~m);
-    memcpy(&a, &ua, sizeof a);
-    return a;
-}
-
-/* e^x, within 2 ulp of libm's exp over the whole double range (tests/test_lstm.c), in a
- * form a compiler can vectorise. The classic reduction (Cody & Waite; Tang 1989):
- *     x = k·ln2 + r,  k = round(x / ln2),  |r| <= ln2/2,       e^x = 2^k · e^r,
- * with ln2 split into a head whose product with k is exact and a tail, so r is exact to
- * ~1e-26; e^r is the Taylor polynomial of degree 13 (the first term left out,
- * (ln2/2)^14 / 14! < 5e-18, is below half an ulp of e^r); 2^k is built in the exponent
- * bits, as two factors 2^k1 · 2^k2 with k1 + k2 = k so that each is a normal double even
- * where e^x itself overflows or is subnormal (x beyond ±708).
- * Rounding to an integer uses the "shifter" 1.5·2^52: adding it leaves round(y) in the
- * low mantissa bits of the sum (for |y| < 2^51), in round-to-nearest mode, with no
- * conversion to an integer type (which would be undefined for NaN).
- * Ends: x is first clamped to [−750, 710], beyond which e^x is 0 or ∞ in doubles anyway,
- * so −∞ gives 0 and +∞ gives ∞; a NaN fails both comparisons and stays NaN. */
-static inline double lstm_exp(double x)
-{
-    const double shifter = 0x1.8p52;              /* 1.5·2^52 */
-    const double log2e = 0x1.71547652b82fep0;     /* 1/ln2 */
-    const double ln2_hi = 0x1.62e42feep-1;        /* ln2 to 32 bits: k·ln2_hi is exact */
-    const double ln2_lo = 0x1.a39ef35793c76p-33;  /* ln2 − ln2_hi */
-    const uint64_t one = 0x3ff0000000000000u;     /* the bits of 1.0 */
-
-    double xc = lstm_select(x < -750.0, -750.0, x);
-    xc = lstm_select(xc > 710.0, 710.0, xc);
-    const double zk = xc * log2e + shifter; /* low bits: k = round(x/ln2) */
-    const double k = zk - shifter;
-    const double r = (xc - k * ln2_hi) - k * ln2_lo;
-
-    /* e^r = Σ_{n<=13} r^n/n!, evaluated by Estrin's scheme: pairs c_n + c_{n+1} r first,
-     * then pairs of pairs with r², r⁴, r⁸. It does two more multiplications than Horner's
-     * rule but its chain of dependent operations is 8 long instead of 26, and the gate
-     * loops, which run five of these side by side, were waiting on that chain. */
-    const double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    const double p01 = 1.0 + r, p23 = 1.0 / 2.0 + r * (1.0 / 6.0);
-    const double p45 = 1.0 / 24.0 + r * (1.0 / 120.0);
-    const double p67 = 1.0 / 720.0 + r * (1.0 / 5040.0);
-    const double p89 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
-    const double p1011 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
-    const double p1213 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
-    const double q03 = p01 + r2 * p23, q47 = p45 + r2 * p67;
-    const double q811 = p89 + r2 * p1011;
-    const double s07 = q03 + r4 * q47, s813 = q811 + r4 * p1213;
-    const double p = s07 + r8 * s813;
-
-    /* 2^k = 2^k1 · 2^k2, k1 = round(k/2), k2 = k − k1, both within [−541, 513]; a
-     * power of two 2^j is the double with exponent field j + 1023 and mantissa 0, that
-     * is one + (j << 52), j taken modulo 2^12 from the low bits of the shifted sums */
-    const double zk1 = k * 0.5 + shifter;
-    const double k2 = k - (zk1 - shifter);
-    const double zk2 = k2 + shifter;
-    uint64_t b1, b2;
-    memcpy(&b1, &zk1, sizeof b1);
-    memcpy(&b2, &zk2, sizeof b2);
-    b1 = one + (b1 << 52);
-    b2 = one + (b2 << 52);
-    double s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    return p * s1 * s2;
-}
-
-static inline double lstm_sigmoid(double a) { return 1.0 / (1.0 + lstm_exp(-a)); }
-static inline double lstm_tanh(double a) { return 1.0 - 2.0 / (1.0 + lstm_exp(2.0 * a)); }
-
-/* Element-wise loops are written as blocks of LSTM_LANES independent elements plus a
- * scalar tail: a trip count known at compile time is what lets -O2 vectorise them. With
- * GCC on x86-64 Linux the kernels are also compiled for AVX2 and AVX-512
- * (target_clones), and the loader picks the widest the processor has. Every version does
- * the same IEEE operations on each element (no FMA contraction under -std=c11, no
- * reassociation), so they give the same bits; only the speed differs. Elsewhere, or with
- * -DLSTM_SIMD_CLONES= on the command line, the attribute is empty. */
-#define LSTM_LANES 8
-
-#ifndef LSTM_SIMD_CLONES
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#if __GNUC__ >= 11
-#define LSTM_SIMD_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#endif
-#ifndef LSTM_SIMD_CLONES
-#define LSTM_SIMD_CLONES
-#endif
+/* The cell's σ and tanh are fm_sigmoid and fm_tanh (common/fastmath.h): one exp each,
+ * with no call and no branch, so a loop over a row of gates becomes a loop over SIMD
+ * vectors. Element-wise loops are written as blocks of FM_LANES independent units plus a
+ * scalar tail and compiled for several vector widths (FM_CLONES); every version gives the
+ * same bits. */
 
 /* ---- the cell --------------------------------------------------------------------------- */
 

@@ -22,8 +22,8 @@
 /* ---- the element-wise part, one row at a time --------------------------------------
  *
  * Each unit j of a row is independent of the others, so the loops run over blocks of
- * LSTM_LANES units (one SIMD vector each, see lstm.h) and a scalar tail; the arithmetic
- * of one unit is written once, in the *_unit functions, and inlined into both. */
+ * FM_LANES units (one SIMD vector each, see common/fastmath.h) and a scalar tail; the
+ * arithmetic of one unit is written once, in the *_unit functions, and inlined into both. */
 
 /* The four gate blocks of one row of act or dpre, as separate pointers: the compiler
  * can then see that a write to one gate never changes another (restrict), which it could
@@ -48,31 +48,31 @@ static const_gate_ptrs const_gates_of(const double *row, size_t H)
 
 /* Forward of unit j: a.i[j], a.f[j], a.g[j], a.o[j] hold the pre-activations on entry and
  * the activations on return; writes c[j], h[j]; reads cp[j]. */
-static inline __attribute__((always_inline)) void
+FM_INLINE void
 forward_unit(gate_ptrs a, double *restrict c, double *restrict h, const double *restrict cp,
              size_t j)
 {
-    const double i = lstm_sigmoid(a.i[j]); /* how much of the candidate to write */
-    const double f = lstm_sigmoid(a.f[j]); /* how much of the old cell to keep */
-    const double g = lstm_tanh(a.g[j]);    /* the candidate, in (−1, 1) */
-    const double o = lstm_sigmoid(a.o[j]); /* how much of the cell to show */
+    const double i = fm_sigmoid(a.i[j]); /* how much of the candidate to write */
+    const double f = fm_sigmoid(a.f[j]); /* how much of the old cell to keep */
+    const double g = fm_tanh(a.g[j]);    /* the candidate, in (−1, 1) */
+    const double o = fm_sigmoid(a.o[j]); /* how much of the cell to show */
     const double cn = f * cp[j] + i * g;   /* c' = f⊙c + i⊙g */
     a.i[j] = i;
     a.f[j] = f;
     a.g[j] = g;
     a.o[j] = o;
     c[j] = cn;
-    h[j] = o * lstm_tanh(cn); /* h' = o⊙tanh(c') */
+    h[j] = o * fm_tanh(cn); /* h' = o⊙tanh(c') */
 }
 
 /* One row: a = [i f g o] pre-activations in, activations out; c, h, cp (H). */
-LSTM_SIMD_CLONES
+FM_CLONES
 static void forward_row(gate_ptrs a, double *restrict c, double *restrict h,
                         const double *restrict cp, size_t H)
 {
     size_t j = 0;
-    for (; j + LSTM_LANES <= H; j += LSTM_LANES)
-        for (size_t l = 0; l < LSTM_LANES; l++)
+    for (; j + FM_LANES <= H; j += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
             forward_unit(a, c, h, cp, j + l);
     for (; j < H; j++)
         forward_unit(a, c, h, cp, j);
@@ -80,13 +80,13 @@ static void forward_row(gate_ptrs a, double *restrict c, double *restrict h,
 
 /* Backward of unit j: reads the activations a, c[j], cp[j], dh[j], dc[j]; writes d, the
  * gradients of the four pre-activations; accumulates dcp[j]. */
-static inline __attribute__((always_inline)) void
+FM_INLINE void
 backward_unit(gate_ptrs d, double *restrict dcp, const_gate_ptrs a, const double *restrict c,
               const double *restrict cp, const double *restrict dh, const double *restrict dc,
               size_t j)
 {
     const double i = a.i[j], f = a.f[j], g = a.g[j], o = a.o[j];
-    const double tc = lstm_tanh(c[j]); /* recomputed: cheaper than keeping it */
+    const double tc = fm_tanh(c[j]); /* recomputed: cheaper than keeping it */
 
     /* forward: h = o ⊙ tanh(c)
      *   ∂h/∂o = tanh(c)              → dL/do = dh ⊙ tanh(c)
@@ -115,14 +115,14 @@ backward_unit(gate_ptrs d, double *restrict dcp, const_gate_ptrs a, const double
 /* One row of backward (arguments as backward_unit's, all of them present: the caller
  * stands in zeros for a missing dc and a scratch row for a missing dcp, so the loop body
  * has no branch and vectorises). */
-LSTM_SIMD_CLONES
+FM_CLONES
 static void backward_row(gate_ptrs d, double *restrict dcp, const_gate_ptrs a,
                          const double *restrict c, const double *restrict cp,
                          const double *restrict dh, const double *restrict dc, size_t H)
 {
     size_t j = 0;
-    for (; j + LSTM_LANES <= H; j += LSTM_LANES)
-        for (size_t l = 0; l < LSTM_LANES; l++)
+    for (; j + FM_LANES <= H; j += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
             backward_unit(d, dcp, a, c, cp, dh, dc, j + l);
     for (; j < H; j++)
         backward_unit(d, dcp, a, c, cp, dh, dc, j);
@@ -137,7 +137,7 @@ static void backward_row_plain(gate_ptrs d, double *dcp, const_gate_ptrs a, cons
 {
     for (size_t j = 0; j < H; j++) {
         const double i = a.i[j], f = a.f[j], g = a.g[j], o = a.o[j];
-        const double tc = lstm_tanh(c[j]);
+        const double tc = fm_tanh(c[j]);
         const double d_o = dh[j] * tc;
         const double dct = dh[j] * o * (1.0 - tc * tc) + (dc ? dc[j] : 0.0);
         if (dcp)

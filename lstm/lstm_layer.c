@@ -132,13 +132,13 @@ void lstm_table_gather(gsl_matrix *Act, const gsl_matrix *P, const int *ids, siz
     }
 }
 
-/* dst (n) += src (n), in blocks of LSTM_LANES so that it vectorises. */
-LSTM_SIMD_CLONES
+/* dst (n) += src (n), in blocks of FM_LANES so that it vectorises. */
+FM_CLONES
 static void add_row(double *restrict dst, const double *restrict src, size_t n)
 {
     size_t j = 0;
-    for (; j + LSTM_LANES <= n; j += LSTM_LANES)
-        for (size_t l = 0; l < LSTM_LANES; l++)
+    for (; j + FM_LANES <= n; j += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
             dst[j + l] += src[j + l];
     for (; j < n; j++)
         dst[j] += src[j];

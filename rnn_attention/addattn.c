@@ -27,8 +27,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/fastmath.h"
 #include "../common/tensor.h"
-#include "../lstm/lstm.h"
 
 /* ---- the score kernels ------------------------------------------------------------------
  *
@@ -42,26 +42,14 @@
  * are exact: a product that overflows gives 1, one that underflows −1, a NaN stays NaN.
  * That is why the keys are kept as EK = e^{2k} and the query projections as EQ = e^{2q}.
  *
- * Loops are written as blocks of LANES independent elements plus a tail: a trip count the
- * compiler knows is what lets -O2 vectorise them. With GCC on x86-64 Linux the two loops
- * are also compiled for AVX2 and for AVX-512 (target_clones), and the loader picks the
- * widest the processor has: backward gains about a third, forward little (the divider is
- * the bottleneck at any width). Every version performs the same IEEE operations on each
- * element (no FMA contraction under -std=c11, no reassociation), so they give the same
- * bits; only the speed differs. Elsewhere the attribute is empty.
+ * Loops are written as blocks of FM_LANES independent elements plus a tail: a trip count
+ * the compiler knows is what lets -O2 vectorise them. With GCC on x86-64 Linux the two
+ * loops are also compiled for AVX2 and for AVX-512 (FM_CLONES, common/fastmath.h), and
+ * the loader picks the widest the processor has: backward gains about a third, forward
+ * little (the divider is the bottleneck at any width). Every version performs the same
+ * IEEE operations on each element (no FMA contraction under -std=c11, no
+ * reassociation), so they give the same bits; only the speed differs.
  */
-#define LANES 8
-
-#ifndef SIMD_CLONES /* -DSIMD_CLONES= compiles the plain loops only */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#if __GNUC__ >= 11
-#define SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#endif
-#ifndef SIMD_CLONES
-#define SIMD_CLONES
-#endif
 
 /* Pre-activations are clamped to ±EXP_CLAMP before e^{2x}, so that every factor is a
  * finite, normal double (e^{±600}) and a product of two is never ∞·0. The clamp never
@@ -69,22 +57,22 @@
  * weights of about 300/H each. A NaN passes through (both comparisons are false). */
 #define EXP_CLAMP 300.0
 
-/* e^{2x} of one element, x clamped first (lstm/'s branch-free exp and select, so that
- * the loop below vectorises). */
-static inline double exp2x_one(double x)
+/* e^{2x} of one element, x clamped first (the branch-free exp and select of
+ * common/fastmath.h, so that the loop below vectorises). */
+FM_INLINE double exp2x_one(double x)
 {
-    double c = lstm_select(x > EXP_CLAMP, EXP_CLAMP, x);
-    c = lstm_select(c < -EXP_CLAMP, -EXP_CLAMP, c);
-    return lstm_exp(2.0 * c);
+    double c = fm_select(x > EXP_CLAMP, EXP_CLAMP, x);
+    c = fm_select(c < -EXP_CLAMP, -EXP_CLAMP, c);
+    return fm_exp(2.0 * c);
 }
 
 /* x (n) ← e^{2x}, the form in which queries and keys enter the scores. */
-SIMD_CLONES
+FM_CLONES
 static void exp2x(double *restrict x, size_t n)
 {
     size_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (size_t l = 0; l < LANES; l++)
+    for (; i + FM_LANES <= n; i += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
             x[i + l] = exp2x_one(x[i + l]);
     for (; i < n; i++)
         x[i] = exp2x_one(x[i]);
@@ -93,23 +81,23 @@ static void exp2x(double *restrict x, size_t n)
 /* The scores of one example, e (Ts), e_j = vᵀ tanh(q + k_j) with
  * tanh(q + k_j) = 1 − 2/(1 + e^{2q} ⊙ e^{2k_j}): eq (A) is e^{2q}, row j of EK (kstride
  * doubles apart) is e^{2k_j}. The product with v is taken on the fly, so the (Ts, A)
- * block of tanh values is never stored: LANES partial sums, one per lane, added up in a
+ * block of tanh values is never stored: FM_LANES partial sums, one per lane, added up in a
  * fixed order at the end of the row (a fixed order, so the bits do not depend on the
  * vector width; the plain reference is scores_reference below). */
-SIMD_CLONES
+FM_CLONES
 static void scores_forward(double *restrict e, const double *restrict eq,
                            const double *restrict EK, size_t kstride,
                            const double *restrict v, size_t Ts, size_t A)
 {
     for (size_t j = 0; j < Ts; j++) {
         const double *ek = EK + j * kstride;
-        double part[LANES] = {0};
+        double part[FM_LANES] = {0};
         size_t a = 0;
-        for (; a + LANES <= A; a += LANES)
-            for (size_t l = 0; l < LANES; l++)
+        for (; a + FM_LANES <= A; a += FM_LANES)
+            for (size_t l = 0; l < FM_LANES; l++)
                 part[l] += v[a + l] * (1.0 - 2.0 / (1.0 + eq[a + l] * ek[a + l]));
         double sum = 0.0;
-        for (size_t l = 0; l < LANES; l++)
+        for (size_t l = 0; l < FM_LANES; l++)
             sum += part[l];
         for (; a < A; a++)
             sum += v[a] * (1.0 - 2.0 / (1.0 + eq[a] * ek[a]));
@@ -137,7 +125,7 @@ void addattn_scores_reference(double *e, const double *q, const double *K, size_
  *     dq += Σ_j g_j,   dk_j += g_j      (q is shared by every j; k_j is j's own)
  * g is the gradient of the pre-activation q + k_j, so dq and dK are gradients of q and k,
  * not of their exponentials. dK rows are kstride doubles apart, as EK's. */
-SIMD_CLONES
+FM_CLONES
 static void scores_backward(double *restrict dq, double *restrict dK, double *restrict dv,
                             const double *restrict de, const double *restrict eq,
                             const double *restrict EK, size_t kstride,
@@ -148,8 +136,8 @@ static void scores_backward(double *restrict dq, double *restrict dK, double *re
         double *dk = dK + j * kstride;
         const double dej = de[j];
         size_t a = 0;
-        for (; a + LANES <= A; a += LANES)
-            for (size_t l = 0; l < LANES; l++) {
+        for (; a + FM_LANES <= A; a += FM_LANES)
+            for (size_t l = 0; l < FM_LANES; l++) {
                 const double d = 2.0 / (1.0 + eq[a + l] * ek[a + l]);
                 const double g = dej * v[a + l] * (d * (2.0 - d));
                 dv[a + l] += dej * (1.0 - d);

@@ -19,8 +19,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/fastmath.h"
 #include "../common/tensor.h"
-#include "../lstm/lstm.h"
 
 /* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
 static gsl_matrix_view block(gsl_matrix *m, size_t k, size_t B)
@@ -43,11 +43,10 @@ static void rows_from_bias(gsl_matrix *m, const gsl_matrix *bias)
 
 /* ---- the cell ------------------------------------------------------------------------ */
 
-/* σ and tanh are lstm/'s (lstm_sigmoid, lstm_tanh: one exp each, through lstm_exp,
- * which has no call and no branch), shared rather than copied, as the ablation shares the
- * LSTM cell: so the element-wise loops below vectorise like the LSTM's. The loops run
- * over blocks of LSTM_LANES units and a scalar tail; one unit's arithmetic is written
- * once, in the *_unit functions. */
+/* σ and tanh are fm_sigmoid and fm_tanh (common/fastmath.h: one exp each, with no call
+ * and no branch), the LSTM's own, so the element-wise loops below vectorise like the
+ * LSTM's. The loops run over blocks of FM_LANES units and a scalar tail; one unit's
+ * arithmetic is written once, in the *_unit functions. */
 
 /* The three gate blocks [r | z | n] of one row, as separate restrict pointers, so that
  * the compiler knows a write to one block leaves the others alone. */
@@ -71,13 +70,13 @@ static gru_const_gates const_gates_of(const double *row, size_t H)
 
 /* Forward of unit i: a holds xp on entry, the gates on return; u = hp (read); hb = h_prev;
  * writes hn[i]. */
-static inline __attribute__((always_inline)) void
+FM_INLINE void
 forward_unit(gru_gates a, gru_const_gates u, const double *restrict hb, double *restrict hn,
              size_t i)
 {
-    const double r = lstm_sigmoid(a.r[i] + u.r[i]); /* how much of h the candidate sees */
-    const double z = lstm_sigmoid(a.z[i] + u.z[i]); /* how much of h to keep as it is */
-    const double n = lstm_tanh(a.n[i] + r * u.n[i]); /* the candidate, in (−1, 1) */
+    const double r = fm_sigmoid(a.r[i] + u.r[i]); /* how much of h the candidate sees */
+    const double z = fm_sigmoid(a.z[i] + u.z[i]); /* how much of h to keep as it is */
+    const double n = fm_tanh(a.n[i] + r * u.n[i]); /* the candidate, in (−1, 1) */
     a.r[i] = r;
     a.z[i] = z;
     a.n[i] = n;
@@ -86,13 +85,13 @@ forward_unit(gru_gates a, gru_const_gates u, const double *restrict hb, double *
     hn[i] = n + z * (hb[i] - n);
 }
 
-LSTM_SIMD_CLONES
+FM_CLONES
 static void forward_row(gru_gates a, gru_const_gates u, const double *restrict hb,
                         double *restrict hn, size_t H)
 {
     size_t i = 0;
-    for (; i + LSTM_LANES <= H; i += LSTM_LANES)
-        for (size_t l = 0; l < LSTM_LANES; l++)
+    for (; i + FM_LANES <= H; i += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
             forward_unit(a, u, hb, hn, i + l);
     for (; i < H; i++)
         forward_unit(a, u, hb, hn, i);
@@ -118,7 +117,7 @@ void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
 
 /* Backward of unit i: reads the gates a, un = U_n h + b_hn, hb = h_prev, g = dh; writes
  * dx = dxp and dh = dhp (their r, z, n thirds); accumulates dhb[i] (h_prev's gradient). */
-static inline __attribute__((always_inline)) void
+FM_INLINE void
 backward_unit(gru_gates dx, gru_gates dh, double *restrict dhb, gru_const_gates a,
               const double *restrict un, const double *restrict hb, const double *restrict g,
               size_t i)
@@ -149,14 +148,14 @@ backward_unit(gru_gates dx, gru_gates dh, double *restrict dhb, gru_const_gates 
     dh.n[i] = da_n * r; /* the one place the two parts differ */
 }
 
-LSTM_SIMD_CLONES
+FM_CLONES
 static void backward_row(gru_gates dx, gru_gates dh, double *restrict dhb, gru_const_gates a,
                          const double *restrict un, const double *restrict hb,
                          const double *restrict g, size_t H)
 {
     size_t i = 0;
-    for (; i + LSTM_LANES <= H; i += LSTM_LANES)
-        for (size_t l = 0; l < LSTM_LANES; l++)
+    for (; i + FM_LANES <= H; i += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
             backward_unit(dx, dh, dhb, a, un, hb, g, i + l);
     for (; i < H; i++)
         backward_unit(dx, dh, dhb, a, un, hb, g, i);

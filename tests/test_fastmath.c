@@ -1,6 +1,7 @@
 /* test_fastmath.c — tests of common/fastmath.h (prefix fm_): fm_exp against the C
  * library's exp over the whole range where exp is finite and nonzero and beyond it, its
- * special values, and the same bits from the vectorised loop as from one call at a time. */
+ * special values, the same bits from the vectorised loop as from one call at a time, and
+ * fm_sigmoid and fm_tanh against libm. */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -99,6 +100,32 @@ START_TEST(test_exp_vector_equals_scalar)
 }
 END_TEST
 
+/* fm_sigmoid and fm_tanh against libm: within 4e-16 absolutely over a fine grid that
+ * includes tiny arguments, exact at the saturated ends and at ±∞, never NaN for huge
+ * arguments, NaN for NaN. */
+START_TEST(test_squashing_matches_libm)
+{
+    double worst_s = 0.0, worst_t = 0.0;
+    for (double a = -40.0; a <= 40.0; a += 0.0009765625 * 3.3) {
+        const double s = a >= 0 ? 1.0 / (1.0 + exp(-a)) : exp(a) / (1.0 + exp(a));
+        worst_s = fmax(worst_s, fabs(fm_sigmoid(a) - s));
+        worst_t = fmax(worst_t, fabs(fm_tanh(a) - tanh(a)));
+    }
+    for (double a = 1e-12; a < 1e-2; a *= 1.7) { /* near 0, where tanh(a) ≈ a */
+        worst_t = fmax(worst_t, fabs(fm_tanh(a) - tanh(a)));
+        worst_t = fmax(worst_t, fabs(fm_tanh(-a) - tanh(-a)));
+    }
+    ck_assert_msg(worst_s <= 4e-16, "sigmoid: %g from libm", worst_s);
+    ck_assert_msg(worst_t <= 4e-16, "tanh: %g from libm", worst_t);
+    ck_assert(fm_sigmoid(1000.0) == 1.0 && fm_sigmoid(-1000.0) == 0.0);
+    ck_assert(fm_tanh(1000.0) == 1.0 && fm_tanh(-1000.0) == -1.0);
+    ck_assert(fm_sigmoid(INFINITY) == 1.0 && fm_sigmoid(-INFINITY) == 0.0);
+    ck_assert(fm_tanh(INFINITY) == 1.0 && fm_tanh(-INFINITY) == -1.0);
+    ck_assert(fm_sigmoid(0.0) == 0.5 && fm_tanh(0.0) == 0.0);
+    ck_assert(isnan(fm_sigmoid(NAN)) && isnan(fm_tanh(NAN)));
+}
+END_TEST
+
 Suite *make_fastmath_suite(void)
 {
     Suite *s = suite_create("fastmath");
@@ -106,6 +133,7 @@ Suite *make_fastmath_suite(void)
     tcase_add_test(tc, test_exp_matches_libm);
     tcase_add_test(tc, test_exp_special_values);
     tcase_add_test(tc, test_exp_vector_equals_scalar);
+    tcase_add_test(tc, test_squashing_matches_libm);
     suite_add_tcase(s, tc);
     return s;
 }
