@@ -347,12 +347,12 @@ static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t
     const size_t H = m->head.cfg.hidden;
     if (op_tokens_time_major(m->s.ids, src, B, Ts, config_vocab(&m->head.cfg)) != 0)
         return -1;
-    /* the input part of every step: Ae row i = Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
+    /* the input part of row i of every step is Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
     lstm_table_forward(&v->Pe.matrix, m->w.enc_embed, &m->w.enc);
-    lstm_table_gather(&v->Ae.matrix, &v->Pe.matrix, m->s.ids, Ts * B);
     memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
     memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
-    lstm_recur_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, m->w.enc.Wh, Ts);
+    lstm_recur_forward_table(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, m->w.enc.Wh,
+                             &v->Pe.matrix, m->s.ids, Ts);
     return 0;
 }
 
@@ -386,11 +386,11 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
         encode(m, &v, b->src, B, Ts) != 0)
         GSL_ERROR_VAL("lstm forward: token outside the vocabulary", GSL_EDOM, NAN);
 
-    /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, so
-     * the input part of all its steps is one gather from its table too */
+    /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, each
+     * step's input part a row of its own table */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
-    lstm_table_gather(&v.Ad.matrix, &v.Pd.matrix, dec_ids, Tt * B);
-    lstm_recur_forward(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh, Tt);
+    lstm_recur_forward_table(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh,
+                             &v.Pd.matrix, dec_ids, Tt);
 
     /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
     output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
@@ -471,8 +471,8 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     if (encode(m, &v, src, B, Ts) != 0)
         GSL_ERROR_VAL("lstm decode: token outside the vocabulary", GSL_EDOM, -1);
 
-    /* The decoder cannot gather its inputs up front: input t+1 is the argmax of step t.
-     * Its table is ready, though: each step gathers B rows of it. Each step writes the
+    /* The decoder cannot know its inputs up front: input t+1 is the argmax of step t.
+     * Its table is ready, though: each step reads B rows of it. Each step writes the
      * same blocks forward would, so trace() can read them after. */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
     int *y = s->ids + Ts * B; /* (Tt·B) block t−1: the input of step t */
@@ -486,9 +486,8 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
         gsl_matrix_view cp = lstm_block(&v.Cd.matrix, t - 1, B);
         gsl_matrix_view z = lstm_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
 
-        lstm_table_gather(&a.matrix, &v.Pd.matrix, y + (t - 1) * B, B); /* x·Wxᵀ + b */
-        lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
-                          m->w.dec.Wh);
+        lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
+                                m->w.dec.Wh, &v.Pd.matrix, y + (t - 1) * B);
         output_forward(&z.matrix, &h.matrix, &m->w);
         for (size_t i = 0; i < B; i++) {
             int tok = op_argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
