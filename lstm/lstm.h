@@ -156,7 +156,10 @@ void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weigh
 
 /* lstm_recur_forward with the input part of row i of Act (T·B, 4H) taken as row ids[i] of
  * P (V, 4H), read there by the cell (lstm_cell_forward_table), never gathered into Act.
- * Act's contents on entry do not matter; on return it holds the gates. */
+ * Act's contents on entry do not matter; on return it holds the gates of every step.
+ * Given an Act of B rows instead, every step writes its gates there: for a caller that
+ * needs none of them afterwards (greedy decoding), whose one block then stays in cache
+ * instead of streaming T·B·4H doubles through memory. B = Hs->size1 / (T + 1). */
 void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
                               const gsl_matrix *Wh, const gsl_matrix *P, const int *ids,
                               size_t T);

@@ -124,14 +124,15 @@ void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
                               const gsl_matrix *Wh, const gsl_matrix *P, const int *ids,
                               size_t T)
 {
-    assert(T > 0 && Act->size1 % T == 0);
-    const size_t B = Act->size1 / T;
-    assert(Hs->size1 == (T + 1) * B && Cs->size1 == (T + 1) * B);
+    assert(T > 0 && Hs->size1 % (T + 1) == 0);
+    const size_t B = Hs->size1 / (T + 1);
+    const int keep = Act->size1 == T * B; /* else one block, rewritten by every step */
+    assert(Cs->size1 == (T + 1) * B && (keep || Act->size1 == B));
 
     /* As lstm_recur_forward, with the input part of step t read from the table rows
      * ids[(t−1)·B ..] inside the cell: the rows of P are never copied into Act. */
     for (size_t t = 1; t <= T; t++) {
-        gsl_matrix_view a = lstm_block(Act, t - 1, B);                      /* (B,4H) */
+        gsl_matrix_view a = lstm_block(Act, keep ? t - 1 : 0, B);           /* (B,4H) */
         gsl_matrix_view h = lstm_block(Hs, t, B), c = lstm_block(Cs, t, B); /* (B,H) */
         gsl_matrix_view hp = lstm_block(Hs, t - 1, B), cp = lstm_block(Cs, t - 1, B);
         lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, Wh,
