@@ -41,6 +41,15 @@ void lstm_cell_forward(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
                        const gsl_matrix *h_prev, const gsl_matrix *c_prev,
                        const gsl_matrix *Wh);
 
+/* The same step when the input is a token: the input part of row r is row ids[r] of the
+ * projection table P (V, 4H) (see "inputs that are tokens" below), read where it lies.
+ * act (B, 4H) is written (its contents on entry do not matter): the gate activations.
+ *     act = h_prev·Whᵀ;  gates of act + P[ids];  c, h as above
+ * Gives the same bits as copying the rows of P into act and calling lstm_cell_forward. */
+void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
+                             const gsl_matrix *h_prev, const gsl_matrix *c_prev,
+                             const gsl_matrix *Wh, const gsl_matrix *P, const int *ids);
+
 /* The element-wise part of lstm_cell_forward (everything after its GEMM) written as the
  * plainest loop, with libm's exp and tanh: the reference the tests hold the vectorised
  * kernel to. act (B, 4H) pre-activations in, activations out; writes h, c (B, H). */
@@ -135,7 +144,7 @@ void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPr
  * When x_t is row ids[t·B + b] of an embedding table embed (V, E), its input part is a
  * row of one small table:
  *     x_t·Wxᵀ + b = embed[id]·Wxᵀ + b = P[id],      P (V, 4H) = embed · Wxᵀ + b,
- * so the input part of all T·B rows is a row gather from P, formed with a GEMM of V rows
+ * so the input part of all T·B rows is a row of P, formed with a GEMM of V rows
  * instead of T·B (V = 11 on the copy task, T·B = 1024 at T = 32). Backward: the rows of
  * dPre that share a token add up into one row of dP (a scatter-add), and then
  *     dWx += dPᵀ·embed,   db += Σ_rows dP,   dembed += dP·Wx,
@@ -145,8 +154,15 @@ void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPr
 /* P (V, 4H) = embed (V, E) · Wxᵀ (E, 4H) + b. */
 void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weights *w);
 
-/* The gather: rows [0, N) of Act (·, 4H) = the rows ids[0..N) of P (V, 4H). */
-void lstm_table_gather(gsl_matrix *Act, const gsl_matrix *P, const int *ids, size_t N);
+/* lstm_recur_forward with the input part of row i of Act (T·B, 4H) taken as row ids[i] of
+ * P (V, 4H), read there by the cell (lstm_cell_forward_table), never gathered into Act.
+ * Act's contents on entry do not matter; on return it holds the gates of every step.
+ * Given an Act of B rows instead, every step writes its gates there: for a caller that
+ * needs none of them afterwards (greedy decoding), whose one block then stays in cache
+ * instead of streaming T·B·4H doubles through memory. B = Hs->size1 / (T + 1). */
+void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
+                              const gsl_matrix *Wh, const gsl_matrix *P, const int *ids,
+                              size_t T);
 
 /* Backward of "P = embed·Wxᵀ + b, then Act row i = P row ids[i]" for the N = dPre->size1
  * rows of dPre (N, 4H). Writes dP (V, 4H), the scatter-add of dPre by token; accumulates

@@ -46,17 +46,17 @@ static const_gate_ptrs const_gates_of(const double *row, size_t H)
     return (const_gate_ptrs){row, row + H, row + 2 * H, row + 3 * H};
 }
 
-/* Forward of unit j: a.i[j], a.f[j], a.g[j], a.o[j] hold the pre-activations on entry and
- * the activations on return; writes c[j], h[j]; reads cp[j]. */
+/* Forward of unit j from its four pre-activations zi, zf, zg, zo: writes the activations
+ * to a.i[j], a.f[j], a.g[j], a.o[j], and c[j], h[j]; reads cp[j]. */
 FM_INLINE void
 forward_unit(gate_ptrs a, double *restrict c, double *restrict h, const double *restrict cp,
-             size_t j)
+             size_t j, double zi, double zf, double zg, double zo)
 {
-    const double i = fm_sigmoid(a.i[j]); /* how much of the candidate to write */
-    const double f = fm_sigmoid(a.f[j]); /* how much of the old cell to keep */
-    const double g = fm_tanh(a.g[j]);    /* the candidate, in (−1, 1) */
-    const double o = fm_sigmoid(a.o[j]); /* how much of the cell to show */
-    const double cn = f * cp[j] + i * g;   /* c' = f⊙c + i⊙g */
+    const double i = fm_sigmoid(zi);     /* how much of the candidate to write */
+    const double f = fm_sigmoid(zf);     /* how much of the old cell to keep */
+    const double g = fm_tanh(zg);        /* the candidate, in (−1, 1) */
+    const double o = fm_sigmoid(zo);     /* how much of the cell to show */
+    const double cn = f * cp[j] + i * g; /* c' = f⊙c + i⊙g */
     a.i[j] = i;
     a.f[j] = f;
     a.g[j] = g;
@@ -72,10 +72,30 @@ static void forward_row(gate_ptrs a, double *restrict c, double *restrict h,
 {
     size_t j = 0;
     for (; j + FM_LANES <= H; j += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            forward_unit(a, c, h, cp, j + l);
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const size_t k = j + l;
+            forward_unit(a, c, h, cp, k, a.i[k], a.f[k], a.g[k], a.o[k]);
+        }
     for (; j < H; j++)
-        forward_unit(a, c, h, cp, j);
+        forward_unit(a, c, h, cp, j, a.i[j], a.f[j], a.g[j], a.o[j]);
+}
+
+/* The same with the input part in a row of its own: a holds the recurrent part h·Whᵀ on
+ * entry, x = [i f g o] (4H) the input part x·Wxᵀ + b; the gates are of their sum. */
+FM_CLONES
+static void forward_row_input(gate_ptrs a, double *restrict c, double *restrict h,
+                              const double *restrict cp, const_gate_ptrs x, size_t H)
+{
+    size_t j = 0;
+    for (; j + FM_LANES <= H; j += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const size_t k = j + l;
+            forward_unit(a, c, h, cp, k, a.i[k] + x.i[k], a.f[k] + x.f[k], a.g[k] + x.g[k],
+                         a.o[k] + x.o[k]);
+        }
+    for (; j < H; j++)
+        forward_unit(a, c, h, cp, j, a.i[j] + x.i[j], a.f[j] + x.f[j], a.g[j] + x.g[j],
+                     a.o[j] + x.o[j]);
 }
 
 /* Backward of unit j: reads the activations a, c[j], cp[j], dh[j], dc[j]; writes d, the
@@ -169,6 +189,27 @@ void lstm_cell_forward(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
     for (size_t r = 0; r < B; r++)
         forward_row(gates_of(gsl_matrix_ptr(act, r, 0), H), gsl_matrix_ptr(c, r, 0),
                     gsl_matrix_ptr(h, r, 0), gsl_matrix_const_ptr(c_prev, r, 0), H);
+}
+
+void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
+                             const gsl_matrix *h_prev, const gsl_matrix *c_prev,
+                             const gsl_matrix *Wh, const gsl_matrix *P, const int *ids)
+{
+    const size_t B = act->size1, H = h->size2;
+    assert(act->size2 == 4 * H && P->size2 == 4 * H && h->size1 == B && c->size1 == B);
+    assert(c->size2 == H && c_prev->size1 == B && c_prev->size2 == H);
+
+    /* act (B,4H) = h_prev (B,H) · Whᵀ (H,4H): the recurrent part alone (beta = 0). The
+     * input part is not copied in first: the row pass reads it straight from the table,
+     * which stays in cache (V+1 rows), so no (B,4H) block is written and read back */
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, h_prev, Wh, 0.0, act);
+
+    for (size_t r = 0; r < B; r++) {
+        assert(ids[r] >= 0 && (size_t)ids[r] < P->size1);
+        forward_row_input(gates_of(gsl_matrix_ptr(act, r, 0), H), gsl_matrix_ptr(c, r, 0),
+                          gsl_matrix_ptr(h, r, 0), gsl_matrix_const_ptr(c_prev, r, 0),
+                          const_gates_of(gsl_matrix_const_ptr(P, (size_t)ids[r], 0), H), H);
+    }
 }
 
 void lstm_cell_backward(gsl_matrix *dpre, gsl_matrix *dh_prev, gsl_matrix *dc_prev,

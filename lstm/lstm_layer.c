@@ -120,15 +120,23 @@ void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weigh
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, embed, w->Wx, 1.0, P);
 }
 
-void lstm_table_gather(gsl_matrix *Act, const gsl_matrix *P, const int *ids, size_t N)
+void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
+                              const gsl_matrix *Wh, const gsl_matrix *P, const int *ids,
+                              size_t T)
 {
-    assert(Act->size1 >= N && Act->size2 == P->size2);
-    /* Act row i = P row ids[i]: a plain copy of 4H doubles (op_embed does the same row by
-     * row through gsl_vector_memcpy, which goes through BLAS dcopy: slower for rows) */
-    for (size_t i = 0; i < N; i++) {
-        assert(ids[i] >= 0 && (size_t)ids[i] < P->size1);
-        memcpy(gsl_matrix_ptr(Act, i, 0), gsl_matrix_const_ptr(P, (size_t)ids[i], 0),
-               P->size2 * sizeof(double));
+    assert(T > 0 && Hs->size1 % (T + 1) == 0);
+    const size_t B = Hs->size1 / (T + 1);
+    const int keep = Act->size1 == T * B; /* else one block, rewritten by every step */
+    assert(Cs->size1 == (T + 1) * B && (keep || Act->size1 == B));
+
+    /* As lstm_recur_forward, with the input part of step t read from the table rows
+     * ids[(t−1)·B ..] inside the cell: the rows of P are never copied into Act. */
+    for (size_t t = 1; t <= T; t++) {
+        gsl_matrix_view a = lstm_block(Act, keep ? t - 1 : 0, B);           /* (B,4H) */
+        gsl_matrix_view h = lstm_block(Hs, t, B), c = lstm_block(Cs, t, B); /* (B,H) */
+        gsl_matrix_view hp = lstm_block(Hs, t - 1, B), cp = lstm_block(Cs, t - 1, B);
+        lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, Wh,
+                                P, ids + (t - 1) * B);
     }
 }
 

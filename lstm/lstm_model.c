@@ -341,18 +341,21 @@ static int fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
 }
 
 /* The encoder: reads src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
- * state in block Ts of Hs, Cs, where the decoder starts. Returns -1 on a bad token. */
-static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts)
+ * state in block Ts of Hs, Cs, where the decoder starts. With keep, Ae holds the gates of
+ * every step after (for backward and trace); without, its first block is rewritten by
+ * every step. Returns -1 on a bad token. */
+static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts, int keep)
 {
     const size_t H = m->head.cfg.hidden;
     if (op_tokens_time_major(m->s.ids, src, B, Ts, config_vocab(&m->head.cfg)) != 0)
         return -1;
-    /* the input part of every step: Ae row i = Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
+    /* the input part of row i of every step is Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
     lstm_table_forward(&v->Pe.matrix, m->w.enc_embed, &m->w.enc);
-    lstm_table_gather(&v->Ae.matrix, &v->Pe.matrix, m->s.ids, Ts * B);
     memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
     memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
-    lstm_recur_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, m->w.enc.Wh, Ts);
+    gsl_matrix_view act = keep ? v->Ae : lstm_block(&v->Ae.matrix, 0, B);
+    lstm_recur_forward_table(&v->He.matrix, &v->Ce.matrix, &act.matrix, m->w.enc.Wh,
+                             &v->Pe.matrix, m->s.ids, Ts);
     return 0;
 }
 
@@ -383,14 +386,14 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
     int *dec_ids = s->ids + Ts * B;
     if (op_tokens_time_major(dec_ids, b->dec_in, B, Tt, config_vocab(&mm->cfg)) != 0 ||
         op_tokens_time_major(s->tgt, b->tgt, B, Tt, config_vocab(&mm->cfg)) != 0 ||
-        encode(m, &v, b->src, B, Ts) != 0)
+        encode(m, &v, b->src, B, Ts, 1) != 0)
         GSL_ERROR_VAL("lstm forward: token outside the vocabulary", GSL_EDOM, NAN);
 
-    /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, so
-     * the input part of all its steps is one gather from its table too */
+    /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, each
+     * step's input part a row of its own table */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
-    lstm_table_gather(&v.Ad.matrix, &v.Pd.matrix, dec_ids, Tt * B);
-    lstm_recur_forward(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh, Tt);
+    lstm_recur_forward_table(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh,
+                             &v.Pd.matrix, dec_ids, Tt);
 
     /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
     output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
@@ -454,10 +457,13 @@ static void lstm_backward(model *mm, const batch *b)
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
 
-/* Greedy decoding, shared by decode() and trace(). Reports through GSL's error handler
- * and returns -1 when the sizes do not fit the reservation or src holds a token outside
- * the vocabulary; else 0. */
-static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+/* Greedy decoding, shared by decode() and trace(). With keep, every step's gates stay in
+ * its block of Act, as forward leaves them, for trace() to read; without, each layer
+ * rewrites one block, which stays in cache. Reports through GSL's error handler and
+ * returns -1 when the sizes do not fit the reservation or src holds a token outside the
+ * vocabulary; else 0. */
+static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt, int keep,
+                  int *out)
 {
     lstm_state *s = &m->s;
     const config *cfg = &m->head.cfg;
@@ -468,27 +474,26 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     make_views(&v, m, B, Ts, Tt);
     s->B = 0; /* the arrays now hold a decode: nothing for backward */
 
-    if (encode(m, &v, src, B, Ts) != 0)
+    if (encode(m, &v, src, B, Ts, keep) != 0)
         GSL_ERROR_VAL("lstm decode: token outside the vocabulary", GSL_EDOM, -1);
 
-    /* The decoder cannot gather its inputs up front: input t+1 is the argmax of step t.
-     * Its table is ready, though: each step gathers B rows of it. Each step writes the
-     * same blocks forward would, so trace() can read them after. */
+    /* The decoder cannot know its inputs up front: input t+1 is the argmax of step t.
+     * Its table is ready, though: each step reads B rows of it. The states and the
+     * logits of each step go to the blocks forward would use. */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
     int *y = s->ids + Ts * B; /* (Tt·B) block t−1: the input of step t */
     for (size_t i = 0; i < B; i++)
         y[i] = config_bos(cfg);
     for (size_t t = 1; t <= Tt; t++) {
-        gsl_matrix_view a = lstm_block(&v.Ad.matrix, t - 1, B);     /* (B,4H) */
+        gsl_matrix_view a = lstm_block(&v.Ad.matrix, keep ? t - 1 : 0, B); /* (B,4H) */
         gsl_matrix_view h = lstm_block(&v.Hd.matrix, t, B);         /* (B,H) */
         gsl_matrix_view c = lstm_block(&v.Cd.matrix, t, B);
         gsl_matrix_view hp = lstm_block(&v.Hd.matrix, t - 1, B);
         gsl_matrix_view cp = lstm_block(&v.Cd.matrix, t - 1, B);
         gsl_matrix_view z = lstm_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
 
-        lstm_table_gather(&a.matrix, &v.Pd.matrix, y + (t - 1) * B, B); /* x·Wxᵀ + b */
-        lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
-                          m->w.dec.Wh);
+        lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
+                                m->w.dec.Wh, &v.Pd.matrix, y + (t - 1) * B);
         output_forward(&z.matrix, &h.matrix, &m->w);
         for (size_t i = 0; i < B; i++) {
             int tok = op_argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
@@ -502,7 +507,7 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
 
 static void lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
-    greedy((lstm_model *)mm, src, B, Ts, Tt, out);
+    greedy((lstm_model *)mm, src, B, Ts, Tt, 0, out);
 }
 
 /* ---- trace ---------------------------------------------------------------------------- */
@@ -513,7 +518,7 @@ static int lstm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t H = mm->cfg.hidden;
-    if (greedy(m, src, 1, Ts, Tt, out) != 0)
+    if (greedy(m, src, 1, Ts, Tt, 1, out) != 0)
         return -1;
 
     /* With B = 1 a block is one row: Act rows 0..Ts−1 are the encoder's steps and rows

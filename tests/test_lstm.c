@@ -145,6 +145,38 @@ START_TEST(test_gates_match_reference)
 }
 END_TEST
 
+/* A step whose input part is read from the table gives the bits of a step whose input
+ * part was copied into act first: h_prev·Whᵀ + P[id] is the same sum either way. H = 19
+ * runs the vector blocks and the tail; ids repeat and skip rows. */
+START_TEST(test_cell_table_same_bits)
+{
+    enum { B = 3, H = 19, V = 5 };
+    const int ids[B] = {4, 1, 4};
+    gsl_rng *r = tu_rng(78);
+    pool p = {0};
+    gsl_matrix *P = pool_new(&p, V, 4 * H, 2.0, r), *Wh = pool_new(&p, 4 * H, H, 0.5, r);
+    gsl_matrix *h0 = pool_new(&p, B, H, 0.9, r), *c0 = pool_new(&p, B, H, 1.7, r);
+    gsl_matrix *a1 = pool_new(&p, B, 4 * H, 0, r), *a2 = pool_new(&p, B, 4 * H, 3.0, r);
+    gsl_matrix *h1 = pool_new(&p, B, H, 0, r), *h2 = pool_new(&p, B, H, 0, r);
+    gsl_matrix *c1 = pool_new(&p, B, H, 0, r), *c2 = pool_new(&p, B, H, 0, r);
+    for (size_t b = 0; b < B; b++) {
+        gsl_vector_const_view row = gsl_matrix_const_row(P, (size_t)ids[b]);
+        gsl_matrix_set_row(a1, b, &row.vector);
+    }
+    lstm_cell_forward(h1, c1, a1, h0, c0, Wh);
+    lstm_cell_forward_table(h2, c2, a2, h0, c0, Wh, P, ids); /* a2 holds noise on entry */
+    const gsl_matrix *got[3] = {a2, h2, c2}, *want[3] = {a1, h1, c1};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < got[k]->size1; i++)
+            for (size_t j = 0; j < got[k]->size2; j++)
+                ck_assert_msg(gsl_matrix_get(got[k], i, j) == gsl_matrix_get(want[k], i, j),
+                              "output %zu [%zu][%zu]: %.17g, copied rows %.17g", k, i, j,
+                              gsl_matrix_get(got[k], i, j), gsl_matrix_get(want[k], i, j));
+    pool_free(&p);
+    gsl_rng_free(r);
+}
+END_TEST
+
 /* The cell against the equations of lstm.h written out as scalar loops. */
 START_TEST(test_cell_matches_equations)
 {
@@ -343,8 +375,7 @@ START_TEST(test_table_matches_layer)
     gsl_matrix_memcpy(&h0t.matrix, &h0.matrix);
     gsl_matrix_memcpy(&c0t.matrix, &c0.matrix);
     lstm_table_forward(P, embed, &k.w);
-    lstm_table_gather(Act, P, ids, NIDS);
-    lstm_recur_forward(Hs, Cs, Act, k.w.Wh, NT);
+    lstm_recur_forward_table(Hs, Cs, Act, k.w.Wh, P, ids, NT);
     gsl_matrix_view dh = gsl_matrix_submatrix(dHs, NB, 0, NT * NB, NH);
     gsl_matrix_view dcT = lstm_block(dCs, NT, NB);
     gsl_matrix_memcpy(&dh.matrix, k.R);
@@ -845,6 +876,7 @@ Suite *make_lstm_suite(void)
     Suite *s = suite_create("lstm");
     TCase *cell = tcase_create("cell");
     tcase_add_test(cell, test_gates_match_reference);
+    tcase_add_test(cell, test_cell_table_same_bits);
     tcase_add_test(cell, test_cell_matches_equations);
     tcase_add_loop_test(cell, test_cell_gradcheck, 0, 2); /* without, with dc */
     suite_add_tcase(s, cell);
