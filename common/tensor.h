@@ -83,10 +83,6 @@ void op_softmax_row_backward(double *dx, const double *dy, const double *y, size
 double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix *dlogits,
                         int *pred);
 
-/* Logistic sigmoid. 1/(1 + e^-x) is accurate for every x (for x → −∞, e^-x → +inf and
- * the result → +0), and without a branch on the sign it does not stall on mixed signs. */
-static inline double op_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-
 /* Index of the largest of z[0..n), the first one on ties: the greedy choice of a
  * decoder, the same rule op_cross_entropy uses for its predictions. */
 int op_argmax(const double *z, size_t n);
