@@ -237,14 +237,14 @@ static gsl_matrix *causal_mask(size_t T)
 
 /* Sizes all different: Tq, Tk, dk = D/NH, D, NH. Kind 0: no mask; 1: causal (Tq = Tk);
  * 2: a ragged mask whose row 1 is masked everywhere. The last two are long enough for
- * several row blocks (32 rows each), each against the keys its rows may see. */
+ * two row blocks (of 32 rows), each against the keys its rows may see. */
 static const struct {
     size_t Tq, Tk;
     int mask;
-} attn_cases[] = {{3, 4, 0}, {4, 4, 1}, {3, 5, 2}, {70, 70, 1}, {67, 75, 2}};
+} attn_cases[] = {{3, 4, 0}, {4, 4, 1}, {3, 5, 2}, {40, 40, 1}, {37, 43, 2}};
 #define ATTN_CASES 5
-#define ATTN_TQ_MAX 70
-#define ATTN_TK_MAX 75
+#define ATTN_TQ_MAX 40
+#define ATTN_TK_MAX 43
 #define ATTN_D 14
 #define ATTN_NH 2
 

@@ -198,10 +198,13 @@ static int carve_for(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps)
     if (s->B == B && s->Ts == Ts && s->Tt == Tt && s->asked == ask)
         return 0;
     int keep = ask == 1 || (ask == 0 && tfm_keep_maps(B, Ts, Tt, m->NH, m->L));
-    /* counting carves views of nothing: the carve below makes them again */
+    /* counting carves views of nothing: the carve below makes them again (and a refusal
+     * leaves no shape recorded, so the next batch is carved whatever its shape) */
     if (keep && state_carve(m, NULL, B, Ts, Tt, 1) > s->cap_n) {
-        if (maps)
+        if (maps) {
+            s->B = s->Ts = s->Tt = 0;
             return -1;
+        }
         keep = 0;
     }
     state_carve(m, s->block, B, Ts, Tt, keep);
