@@ -94,6 +94,25 @@
  * every vector width. */
 #define FM_LANES 8
 
+/* The sum of FM_LANES partial sums, added pairwise in a fixed order: the last step of
+ * every such reduction, the same bits at every vector width. */
+FM_INLINE double fm_lanes_sum(const double *s)
+{
+    _Static_assert(FM_LANES == 8, "fm_lanes_sum adds exactly 8 partial sums");
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* y (n) += x (n), in blocks of FM_LANES so that it vectorises. */
+FM_INLINE void fm_add_row(double *restrict y, const double *restrict x, size_t n)
+{
+    size_t j = 0;
+    for (; j + FM_LANES <= n; j += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            y[j + l] += x[j + l];
+    for (; j < n; j++)
+        y[j] += x[j];
+}
+
 FM_INLINE double fm_from_bits(uint64_t u)
 {
     double x;

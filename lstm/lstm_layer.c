@@ -140,16 +140,11 @@ void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
     }
 }
 
-/* dst (n) += src (n), in blocks of FM_LANES so that it vectorises. */
+/* dst (n) += src (n): fm_add_row compiled for each vector width (its caller is not). */
 FM_CLONES
 static void add_row(double *restrict dst, const double *restrict src, size_t n)
 {
-    size_t j = 0;
-    for (; j + FM_LANES <= n; j += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            dst[j + l] += src[j + l];
-    for (; j < n; j++)
-        dst[j] += src[j];
+    fm_add_row(dst, src, n);
 }
 
 void lstm_table_backward(gsl_matrix *dembed, const lstm_weights *dw, gsl_matrix *dP,

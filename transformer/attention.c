@@ -80,12 +80,6 @@ FM_INLINE double lanes_max(const double *mx)
     return m;
 }
 
-/* The sum of FM_LANES partial sums, in a fixed order (pairwise). */
-FM_INLINE double lanes_sum(const double *s)
-{
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
 FM_CLONES
 void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n,
                      double *restrict stat)
@@ -135,7 +129,7 @@ void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n,
         sum_l[l] += e;
     }
     /* sum ≥ 1: the maximum contributes e^0 */
-    const double inv = 1.0 / lanes_sum(sum_l);
+    const double inv = 1.0 / fm_lanes_sum(sum_l);
     scal(x, inv, n);
     if (stat) {
         stat[0] = mx;
@@ -179,7 +173,7 @@ void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size
             dot_l[l] += d[k + l] * y[k + l];
     for (size_t l = 0; k < n; k++, l++)
         dot_l[l] += d[k] * y[k];
-    const double dot = lanes_sum(dot_l);
+    const double dot = fm_lanes_sum(dot_l);
     for (k = 0; k + FM_LANES <= n; k += FM_LANES)
         for (size_t l = 0; l < FM_LANES; l++)
             d[k + l] = y[k + l] * (d[k + l] - dot);

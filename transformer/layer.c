@@ -273,23 +273,12 @@ void tfm_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, W, 1.0, Y);
 }
 
-/* y (n) += x (n), in blocks of FM_LANES; the row kernel of the two bias passes below. */
-FM_INLINE void add_row(double *restrict y, const double *restrict x, size_t n)
-{
-    size_t j = 0;
-    for (; j + FM_LANES <= n; j += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            y[j + l] += x[j + l];
-    for (; j < n; j++)
-        y[j] += x[j];
-}
-
 FM_CLONES
 void tfm_add_bias(gsl_matrix *Y, const gsl_matrix *b)
 {
     assert(b->size1 == 1 && b->size2 == Y->size2);
     for (size_t r = 0; r < Y->size1; r++)
-        add_row(gsl_matrix_ptr(Y, r, 0), b->data, Y->size2);
+        fm_add_row(gsl_matrix_ptr(Y, r, 0), b->data, Y->size2);
 }
 
 FM_CLONES
@@ -299,7 +288,7 @@ void tfm_bias_backward(gsl_matrix *db, const gsl_matrix *dY)
      * order op_bias_backward adds in, so the sums are the same) */
     assert(db->size1 == 1 && db->size2 == dY->size2);
     for (size_t r = 0; r < dY->size1; r++)
-        add_row(db->data, gsl_matrix_const_ptr(dY, r, 0), dY->size2);
+        fm_add_row(db->data, gsl_matrix_const_ptr(dY, r, 0), dY->size2);
 }
 
 /* ---- layer norm ----------------------------------------------------------------------
@@ -318,7 +307,7 @@ FM_INLINE double row_sum(const double *restrict x, size_t D)
             s[l] += x[d + l];
     for (size_t l = 0; d < D; d++, l++)
         s[l] += x[d];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    return fm_lanes_sum(s);
 }
 
 FM_INLINE double row_sq_dev(const double *restrict x, double mu, size_t D)
@@ -330,7 +319,7 @@ FM_INLINE double row_sq_dev(const double *restrict x, double mu, size_t D)
             s[l] += (x[d + l] - mu) * (x[d + l] - mu);
     for (size_t l = 0; d < D; d++, l++)
         s[l] += (x[d] - mu) * (x[d] - mu);
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    return fm_lanes_sum(s);
 }
 
 /* One row of the forward: y (D) = γ ⊙ (x − μ)·r + β; returns μ and r. Row kernels take
