@@ -1,6 +1,7 @@
 /* eval.c — greedy-decoding evaluation per length (see eval.h). */
 #include "eval.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +61,12 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
         for (size_t done = 0; done < samples; done += chunk) {
             const size_t B = samples - done < chunk ? samples - done : chunk;
             task_fill(t, &b, B, L, m->cfg.symbols, r);
-            m->ops->decode(m, b.src, B, L, Tt, pred);
+            if (m->ops->decode(m, b.src, B, L, Tt, pred) != 0) {
+                snprintf(err, n, "%s decode failed at length %zu: %s", m->ops->name, L,
+                         model_last_error());
+                rc = -1;
+                break;
+            }
             for (size_t i = 0; i < B; i++) {
                 size_t ok = 0;
                 for (size_t j = 0; j < Tt; j++) {
@@ -71,8 +77,17 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
                 tok += ok;
                 seq += ok == Tt;
             }
-            loss += m->ops->forward(m, &b, NULL) * (double)B;
+            const double l = m->ops->forward(m, &b, NULL);
+            if (isnan(l)) {
+                snprintf(err, n, "%s forward failed at length %zu: %s", m->ops->name, L,
+                         model_last_error());
+                rc = -1;
+                break;
+            }
+            loss += l * (double)B;
         }
+        if (rc != 0)
+            break;
         e->token_acc = (double)tok / (double)(samples * Tt);
         e->seq_acc = (double)seq / (double)samples;
         e->loss = loss / (double)samples;

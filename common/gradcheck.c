@@ -96,8 +96,8 @@ double gradcheck_model(model *m, const batch *b, size_t stride, gradcheck_report
 {
     arena *a = &m->params;
     arena_zero_grad(a);
-    m->ops->forward(m, b, NULL);
-    m->ops->backward(m, b);
+    if (isnan(m->ops->forward(m, b, NULL)) || m->ops->backward(m, b) != 0)
+        return INFINITY; /* the model reported why (model_last_error) */
     model_loss_ctx lc = {m, b};
     double max_err = 0.0;
     for (size_t k = 0; k < a->n_tensors; k++) {

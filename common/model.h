@@ -15,6 +15,19 @@
  * Call order. alloc → init (or load weights) → reserve(B, Ts, Tt) → any number of
  * forward [→ backward] or decode calls with sizes within the reservation. All memory of
  * a step is allocated in reserve, so forward, backward and decode never allocate.
+ *
+ * Error contract (every model keeps it; tests/test_models.c holds each one to it).
+ *   - A token outside [0, V) in a source, a decoder input or a target, sizes outside the
+ *     reservation, or a backward without its forward is the caller's input, not a bug:
+ *     the model reports it with GSL_ERROR (a message naming what was wrong) and returns
+ *     its error value — NaN from forward, -1 from backward, decode and trace — having
+ *     read nothing out of bounds and written no gradient. Nothing on such a path asserts.
+ *   - GSL's default handler would abort the process on that report. The program and the
+ *     tests install model_error_handler instead (model_catch_errors), which keeps the
+ *     message for model_last_error(); the caller turns the error value into a runtime
+ *     error (exit status 1) that quotes it.
+ *   - assert() is kept for invariants no input can reach (a size table that disagrees
+ *     with itself), and only in debug builds matters.
  */
 #ifndef ATTNLAB_MODEL_H
 #define ATTNLAB_MODEL_H
@@ -64,11 +77,12 @@ typedef struct model_ops {
      * Keeps what backward needs. */
     double (*forward)(model *m, const batch *b, int *pred);
     /* Backward pass of the last forward on the same batch: accumulates (+=) the gradient
-     * of the mean loss into the gradient arena. */
-    void (*backward)(model *m, const batch *b);
+     * of the mean loss into the gradient arena. Returns 0, or -1 (error contract) when the
+     * last call was not a forward of a batch of these sizes. */
+    int (*backward)(model *m, const batch *b);
     /* Greedy decoding of Tt tokens for each of B sources (B, Ts), feeding back its own
-     * predictions; writes out (B, Tt). */
-    void (*decode)(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
+     * predictions; writes out (B, Tt). Returns 0, or -1 (error contract). */
+    int (*decode)(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
     /* Decodes one example greedily (Tt tokens into out) and sends the matrices worth
      * seeing (attention maps, gates) to sink. NULL when the model records nothing. */
     int (*trace)(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
@@ -80,6 +94,14 @@ typedef struct model_ops {
     /* Analytic floating-point operations of one training step (forward and backward) for
      * one sequence of lengths Ts, Tt: 2 per multiply-add of every product. */
     double (*flops)(const config *c, size_t Ts, size_t Tt);
+    /* Sets in c the sizes of a gradient check: small, and all different from each other
+     * (a transposed index cannot hide behind equal sides), every other setting as
+     * defaults() left it. */
+    void (*gradcheck_sizes)(config *c);
+    /* The variants a test or a gradient check should cover: a NULL-terminated list of
+     * settings, each a space-separated list of key=value (config.h's keys); the first
+     * is "" (the defaults). E.g. {"", "cell=lstm", NULL}. */
+    const char *const *variants;
 } model_ops;
 
 /* The head every model embeds first. */
@@ -97,5 +119,19 @@ const model_ops *model_lookup(const char *name);
 
 /* Comma-separated names of every registered model (for messages). */
 const char *model_names(void);
+
+/* Position of the model called name in the registry (the order tables and figures list
+ * models in), or the number of registered models when there is none of that name. */
+size_t model_rank(const char *name);
+
+/* A GSL error handler that never aborts: it keeps "reason (file:line)" for
+ * model_last_error() (see the error contract above). */
+void model_error_handler(const char *reason, const char *file, int line, int gsl_errno);
+
+/* Installs model_error_handler as GSL's error handler. */
+void model_catch_errors(void);
+
+/* The message of the last error a model reported, or "" when none was. */
+const char *model_last_error(void);
 
 #endif

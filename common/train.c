@@ -122,7 +122,18 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
         task_fill(t, &b, B, L, c->symbols, r->s[RNG_TRAIN]);
         arena_zero_grad(p);
         double loss = ops->forward(m, &b, pred);
-        ops->backward(m, &b);
+        if (isnan(loss) && model_last_error()[0]) {
+            snprintf(err, n, "%s forward failed at step %zu: %s", ops->name, step,
+                     model_last_error());
+            rc = TRAIN_FAILED;
+            break;
+        }
+        if (ops->backward(m, &b) != 0) {
+            snprintf(err, n, "%s backward failed at step %zu: %s", ops->name, step,
+                     model_last_error());
+            rc = TRAIN_FAILED;
+            break;
+        }
         double norm = optim_clip(p->grad, p->size, c->clip);
         if (!isfinite(loss) || !isfinite(norm) || loss > TRAIN_LOSS_RUNAWAY) {
             /* stop before the update: the weights stay those of the last good step */

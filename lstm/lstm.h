@@ -20,6 +20,7 @@
 #define ATTNLAB_LSTM_H
 
 #include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
 
 #include "../common/fastmath.h"
 #include "../common/model.h"
@@ -170,6 +171,15 @@ void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
 void lstm_table_backward(gsl_matrix *dembed, const lstm_weights *dw, gsl_matrix *dP,
                          const gsl_matrix *dPre, const int *ids, const gsl_matrix *embed,
                          const lstm_weights *w);
+
+/* ---- initialisation ------------------------------------------------------------------ */
+
+/* Fills the gate bias b (1, 4H) as PyTorch's b_ih + b_hh, each drawn from U(−k, k) (in
+ * that order, entry by entry), so the gates start from the reference's distribution; then
+ * sets the forget block [H, 2H) to forget_bias, which makes f = σ(forget_bias) ≈ 0.73 at
+ * 1: the cell starts out remembering (Gers et al. 2000; Jozefowicz et al. 2015; the knob
+ * of Tallec & Ollivier 2018). Every LSTM cell of the project starts this way. */
+void lstm_init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *r);
 
 /* ---- the model `lstm` -------------------------------------------------------------
  *

@@ -214,11 +214,7 @@ static void lstm_free(model *mm)
     free(m);
 }
 
-/* b (1, 4H) like PyTorch's b_ih + b_hh, each U(−k, k), so the gates start from the same
- * distribution as the reference; then the forget block [H, 2H) set to forget_bias, which
- * makes f = σ(forget_bias) ≈ 0.73 at 1: the cell starts out remembering (Gers et al. 2000;
- * Jozefowicz et al. 2015; the knob of Tallec & Ollivier 2018). */
-static void init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *r)
+void lstm_init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *r)
 {
     const size_t G = b->size2, H = G / 4;
     for (size_t j = 0; j < G; j++) {
@@ -244,8 +240,8 @@ static void lstm_init(model *mm, gsl_rng *r)
         op_normal(normal[i]->data, normal[i]->size1 * normal[i]->size2, c->emb_init, r);
     for (size_t i = 0; i < 6; i++)
         op_uniform(uniform[i]->data, uniform[i]->size1 * uniform[i]->size2, k, r);
-    init_bias(m->w.enc.b, k, c->forget_bias, r);
-    init_bias(m->w.dec.b, k, c->forget_bias, r);
+    lstm_init_bias(m->w.enc.b, k, c->forget_bias, r);
+    lstm_init_bias(m->w.dec.b, k, c->forget_bias, r);
 }
 
 /* *out = a·b; returns -1 when that overflows size_t. */
@@ -412,13 +408,13 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
 
 /* Reports through GSL's error handler, and does nothing, unless the last call was a
  * forward of a batch of these sizes. */
-static void lstm_backward(model *mm, const batch *b)
+static int lstm_backward(model *mm, const batch *b)
 {
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden;
     if (s->B == 0 || B != s->B || Ts != s->Ts || Tt != s->Tt)
-        GSL_ERROR_VOID("lstm backward: no forward of this batch to differentiate", GSL_EINVAL);
+        GSL_ERROR_VAL("lstm backward: no forward of this batch to differentiate", GSL_EINVAL, -1);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
 
@@ -453,6 +449,7 @@ static void lstm_backward(model *mm, const batch *b)
                         s->ids + Ts * B, m->w.dec_embed, &m->w.dec);
     lstm_table_backward(m->g.enc_embed, &m->g.enc, &v.dPe.matrix, &v.dAe.matrix, s->ids,
                         m->w.enc_embed, &m->w.enc);
+    return 0;
 }
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
@@ -505,9 +502,9 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     return 0;
 }
 
-static void lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+static int lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
-    greedy((lstm_model *)mm, src, B, Ts, Tt, 0, out);
+    return greedy((lstm_model *)mm, src, B, Ts, Tt, 0, out);
 }
 
 /* ---- trace ---------------------------------------------------------------------------- */
@@ -579,6 +576,15 @@ static size_t lstm_n_params(const config *c)
     return n;
 }
 
+/* Small sizes, all different: E = 5, H = 6 (4H = 24). */
+static void lstm_gradcheck_sizes(config *c)
+{
+    c->embed = 5;
+    c->hidden = 6;
+}
+
+static const char *const lstm_variants[] = {"", NULL};
+
 const model_ops lstm_ops = {
     .name = "lstm",
     .about = "LSTM encoder-decoder: one fixed-size state carries the whole source",
@@ -594,4 +600,6 @@ const model_ops lstm_ops = {
     .trace = lstm_trace,
     .n_params = lstm_n_params,
     .flops = lstm_flops,
+    .gradcheck_sizes = lstm_gradcheck_sizes,
+    .variants = lstm_variants,
 };

@@ -260,15 +260,7 @@ static void rnnattn_init(model *mm, gsl_rng *r)
             uniform(cells[i]->bh, kH, r);
             continue;
         }
-        gsl_matrix *b = cells[i]->bx; /* (1, 4H) */
-        const size_t H = c->hidden;
-        for (size_t j = 0; j < 4 * H; j++) {
-            const double b_ih = kH * (2.0 * gsl_rng_uniform(r) - 1.0);
-            const double b_hh = kH * (2.0 * gsl_rng_uniform(r) - 1.0);
-            b->data[j] = b_ih + b_hh;
-        }
-        for (size_t j = H; j < 2 * H; j++)
-            b->data[j] = c->forget_bias;
+        lstm_init_bias(cells[i]->bx, kH, c->forget_bias, r); /* (1, 4H) */
     }
     uniform(w->attn.Wq, kH, r);
     uniform(w->attn.Wk, kH, r);
@@ -586,7 +578,7 @@ static double rnnattn_forward(model *mm, const batch *b, int *pred)
  * all steps, the decoder loop from the last step to the first (cell, context, attention),
  * what sums over steps (one GEMM each), then the encoder. Parameter gradients accumulate;
  * activation gradients are written or zeroed first. */
-static void rnnattn_backward(model *mm, const batch *b)
+static int rnnattn_backward(model *mm, const batch *b)
 {
     rnnattn *m = (rnnattn *)mm;
     rnnattn_state *s = &m->s;
@@ -594,8 +586,7 @@ static void rnnattn_backward(model *mm, const batch *b)
     rnnattn_params *g = &m->g;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden, E = mm->cfg.embed;
     if (s->B == 0 || B != s->B || Ts != s->Ts || Tt != s->Tt)
-        GSL_ERROR_VOID("rnn_attention backward: no forward of this batch to differentiate",
-                       GSL_EINVAL);
+        GSL_ERROR_VAL("rnn_attention backward: no forward of this batch to differentiate", GSL_EINVAL, -1);
     rnnattn_views v;
     make_views(&v, m, B, Ts, Tt);
 
@@ -694,6 +685,7 @@ static void rnnattn_backward(model *mm, const batch *b)
         gru_layer_backward(&g->enc, &v.dXe.matrix, &v.dHe.matrix, &v.dAe.matrix, &v.dPe.matrix,
                            &v.Xe.matrix, &v.He.matrix, &v.Ae.matrix, &v.Pe.matrix, &w->enc, B);
     op_embed_backward(g->enc_embed, &v.dXe.matrix, s->src, Ts * B);
+    return 0;
 }
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
@@ -701,16 +693,16 @@ static void rnnattn_backward(model *mm, const batch *b)
 /* Greedy decoding: the same encoder and decoder step as forward, but each step's input is
  * the argmax of the step before (exactly Tt steps, no stopping symbol: the tasks know
  * their target length). Uses the forward arrays, so it invalidates a pending backward. */
-static void rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+static int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
     rnnattn *m = (rnnattn *)mm;
     rnnattn_state *s = &m->s;
     const size_t V = config_vocab(&mm->cfg);
     if (!fits(s, B, Ts, Tt))
-        GSL_ERROR_VOID("rnn_attention decode: sizes outside the reservation", GSL_EBADLEN);
+        GSL_ERROR_VAL("rnn_attention decode: sizes outside the reservation", GSL_EBADLEN, -1);
     s->B = 0; /* the arrays now hold a decode: nothing for backward */
     if (op_tokens_time_major(s->src, src, B, Ts, V))
-        GSL_ERROR_VOID("rnn_attention decode: token outside the vocabulary", GSL_EDOM);
+        GSL_ERROR_VAL("rnn_attention decode: token outside the vocabulary", GSL_EDOM, -1);
     rnnattn_views v;
     make_views(&v, m, B, Ts, Tt);
 
@@ -740,6 +732,7 @@ static void rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_
                 y[t * B + i] = tok; /* fed back as the next input */
         }
     }
+    return 0;
 }
 
 /* ---- trace ---------------------------------------------------------------------------- */
@@ -793,6 +786,17 @@ static size_t rnnattn_n_params(const config *c)
     return total;
 }
 
+/* Small sizes, all different: E = 5, H = 6, A = 7. */
+static void rnnattn_gradcheck_sizes(config *c)
+{
+    c->embed = 5;
+    c->hidden = 6;
+    c->attn = 7;
+}
+
+/* The GRU cell (the default) and the LSTM cell of the controlled experiment. */
+static const char *const rnnattn_variants[] = {"", "cell=lstm", NULL};
+
 const model_ops rnnattn_ops = {
     .name = "rnn_attention",
     .about = "GRU encoder-decoder with additive attention (Bahdanau et al. 2015); "
@@ -809,4 +813,6 @@ const model_ops rnnattn_ops = {
     .trace = rnnattn_trace,
     .n_params = rnnattn_n_params,
     .flops = rnnattn_flops,
+    .gradcheck_sizes = rnnattn_gradcheck_sizes,
+    .variants = rnnattn_variants,
 };

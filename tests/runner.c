@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "../common/buildinfo.h"
+#include "../common/model.h"
 
 #define SUITE(fn) Suite *fn(void);
 #include "suites.h"
@@ -18,6 +19,8 @@ int main(void)
     /* one BLAS thread, as the program runs: OpenBLAS would otherwise start one thread per
      * core, and spinning threads of two runs at once slow both down */
     buildinfo_set_threads(1);
+    /* as the program does: a model's error report is kept, not an abort */
+    model_catch_errors();
     SRunner *sr = srunner_create(NULL);
 #define SUITE(fn) srunner_add_suite(sr, fn());
 #include "suites.h"

@@ -508,7 +508,7 @@ static double tfm_forward(model *mm, const batch *b, int *pred)
 /* The forward's chain read backwards: output layer, decoder from the top, the decoder's
  * embeddings, then the encoder from the top, fed by the memory's gradient that every
  * cross-attention contributed to. Parameter gradients accumulate (+=). */
-static void tfm_backward(model *mm, const batch *b)
+static int tfm_backward(model *mm, const batch *b)
 {
     tfm_model *m = (tfm_model *)mm;
     tfm_state *s = &m->s;
@@ -566,6 +566,7 @@ static void tfm_backward(model *mm, const batch *b)
     }
     /* forward: xs = s·E_src[x] + PE */
     embed_backward(m->g.enc_emb, m->g.pos, &ds[cur].matrix, b->src, s->Ts, m->emb_scale);
+    return 0;
 }
 
 
@@ -631,7 +632,7 @@ static void decoder_step(tfm_model *m, size_t l, size_t t)
 
 /* Greedy decoding with the key/value cache: the encoder once, the memory's keys and
  * values once per layer, then Tt steps of B rows each. */
-static void tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+static int tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
     tfm_model *m = (tfm_model *)mm;
     tfm_state *s = &m->s;
@@ -640,7 +641,7 @@ static void tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt
     if (carve_for(m, B, Ts, Tt, 0) != 0) { /* not reserved: BOS is never a right answer */
         for (size_t i = 0; i < B * Tt; i++)
             out[i] = bos;
-        return;
+        return -1;
     }
     /* the encoder runs once; so do the memory's keys and values for every decoder layer */
     encode(m, src);
@@ -676,6 +677,7 @@ static void tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt
             out[b * Tt + t] =
                 op_argmax(gsl_matrix_const_ptr(&st->logits.matrix, b, 0), m->V);
     }
+    return 0;
 }
 
 /* Sends head j of the attention weights P (NH·Tq, Tk) of one sequence to the sink. */
@@ -781,6 +783,19 @@ static size_t tfm_n_params(const config *c)
     return total;
 }
 
+/* Small sizes, all different: D = 8 in NH = 2 heads (dk = 4), F = 12, two layers each
+ * side (so a layer's output feeding the next is checked too). */
+static void tfm_gradcheck_sizes(config *c)
+{
+    c->d_model = 8;
+    c->heads = 2;
+    c->d_ff = 12;
+    c->layers = 2;
+}
+
+/* Both layer-norm orders, and the three kinds of positions. */
+static const char *const tfm_variants[] = {"", "post_ln=1", "pos=learned", "pos=none", NULL};
+
 const model_ops tfm_ops = {
     .name = "transformer",
     .about = "encoder-decoder Transformer: multi-head self- and cross-attention, causal mask "
@@ -797,4 +812,6 @@ const model_ops tfm_ops = {
     .trace = tfm_trace,
     .n_params = tfm_n_params,
     .flops = tfm_flops,
+    .gradcheck_sizes = tfm_gradcheck_sizes,
+    .variants = tfm_variants,
 };
