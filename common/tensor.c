@@ -203,6 +203,20 @@ void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *id
     }
 }
 
+void op_fill_rows(gsl_matrix *x, const gsl_matrix *bias)
+{
+    for (size_t i = 0; i < x->size1; i++)
+        memcpy(gsl_matrix_ptr(x, i, 0), bias->data, x->size2 * sizeof(double));
+}
+
+void op_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
+                       const gsl_matrix *b)
+{
+    op_fill_rows(Y, b);
+    /* Y (N,n) += X (N,m) · Wᵀ (m,n) */
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, W, 1.0, Y);
+}
+
 void op_add_bias(gsl_matrix *x, const gsl_matrix *bias)
 {
     const double *b = bias->data;

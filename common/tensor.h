@@ -101,6 +101,16 @@ void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n
 /* Scatters gradient rows back: dtable row ids[i] += dout row i. */
 void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *ids, size_t n);
 
+/* Sets every row of x (N, C) to the (1, C) bias row: the start of a product that adds
+ * into it (Y = b, then Y += X·Wᵀ: the bias first, as every layer of the project forms
+ * it, so the rounding is the same wherever a linear layer is). */
+void op_fill_rows(gsl_matrix *x, const gsl_matrix *bias);
+
+/* A linear layer of N rows: Y (N, n) = X (N, m) · Wᵀ (m, n) + b (1, n), formed as
+ * Y = b then Y += X·Wᵀ (one GEMM). */
+void op_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
+                       const gsl_matrix *b);
+
 /* Adds a (1, C) bias row to every row of x (N, C). */
 void op_add_bias(gsl_matrix *x, const gsl_matrix *bias);
 
