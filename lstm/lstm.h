@@ -135,7 +135,7 @@ void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const g
  * dw->Wx += dPreᵀ·X, dw->Wh += dPreᵀ·Hs[0..T-1] (one GEMM each, over all steps),
  * dw->b += column sums of dPre, and dX (T·B, E) += dPre·Wx (skipped when dX is NULL).
  * Reads what forward kept: X, Hs, Cs, Act. */
-void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPre,
+void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
                          gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
                          const lstm_weights *w, size_t T);
@@ -168,7 +168,7 @@ void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
 /* Backward of "P = embed·Wxᵀ + b, then Act row i = P row ids[i]" for the N = dPre->size1
  * rows of dPre (N, 4H). Writes dP (V, 4H), the scatter-add of dPre by token; accumulates
  * dw->Wx += dPᵀ·embed, dw->b += Σ_rows dP, dembed (V, E) += dP·Wx. */
-void lstm_table_backward(gsl_matrix *dembed, const lstm_weights *dw, gsl_matrix *dP,
+void lstm_table_backward(gsl_matrix *dembed, lstm_weights *dw, gsl_matrix *dP,
                          const gsl_matrix *dPre, const int *ids, const gsl_matrix *embed,
                          const lstm_weights *w);
 

@@ -89,7 +89,7 @@ void lstm_recur_backward(gsl_matrix *dWh, gsl_matrix *dPre, gsl_matrix *dHs, gsl
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dPre, &Hprev.matrix, 1.0, dWh);
 }
 
-void lstm_layer_backward(gsl_matrix *dX, const lstm_weights *dw, gsl_matrix *dPre,
+void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
                          gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
                          const lstm_weights *w, size_t T)
@@ -147,7 +147,7 @@ static void add_row(double *restrict dst, const double *restrict src, size_t n)
     fm_add_row(dst, src, n);
 }
 
-void lstm_table_backward(gsl_matrix *dembed, const lstm_weights *dw, gsl_matrix *dP,
+void lstm_table_backward(gsl_matrix *dembed, lstm_weights *dw, gsl_matrix *dP,
                          const gsl_matrix *dPre, const int *ids, const gsl_matrix *embed,
                          const lstm_weights *w)
 {
