@@ -1,52 +1,78 @@
 # attnlab — build, test, demo, bench, install.
 #
 # Settings (override on the command line, e.g. `make CC=clang SANITIZE=1 check`):
-#   CC        C compiler (C11)
+#   CC        C compiler (C11): gcc or clang, on Linux, WSL or macOS
 #   OPT       optimisation flags; never -Ofast/-ffast-math (they break IEEE -INFINITY
 #             masks and the reproducibility of results)
+#   CPPFLAGS, LDFLAGS, LDLIBS   added where GNU make's conventions put them (e.g. a GSL
+#             outside the default paths: LDFLAGS=-L/opt/gsl/lib CPPFLAGS=-I/opt/gsl/include)
 #   SANITIZE  1 builds everything with AddressSanitizer + UndefinedBehaviorSanitizer,
 #             into build/san/ so it never mixes with the normal objects
+#   BUILD     where objects and programs go (default build, or build/san)
 #   PREFIX    install prefix (default /usr/local); DESTDIR a staging root for packagers
 #   BLAS      openblas (default when pkg-config finds it) or gsl (GSL's own gslcblas)
+#   PKG_CONFIG  the pkg-config program (a cross build names its own)
+#
+# Every library flag comes from pkg-config. On macOS, Homebrew's OpenBLAS is keg-only
+# (not linked into the default paths), so its pkg-config directory is added here.
 
-CC       ?= cc
-OPT      ?= -O2 -g
-PREFIX   ?= /usr/local
-DESTDIR  ?=
-VERSION  := 0.1.0
+CC         ?= cc
+OPT        ?= -O2 -g
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+PKG_CONFIG ?= pkg-config
+VERSION    := 0.1.0
+UNAME_S    := $(shell uname -s 2>/dev/null)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wcast-qual -Wwrite-strings -Wundef -Wformat=2 \
             -Wvla -Wnull-dereference
 CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+ifeq ($(UNAME_S),Darwin)
+  # POSIX mode hides dladdr, flock and friends on macOS unless this is defined too
+  CSTD += -D_DARWIN_C_SOURCE
+  BREW_OPENBLAS := $(shell brew --prefix openblas 2>/dev/null)
+  ifneq ($(BREW_OPENBLAS),)
+    export PKG_CONFIG_PATH := $(BREW_OPENBLAS)/lib/pkgconfig:$(PKG_CONFIG_PATH)
+  endif
+endif
+# Floating point exactly as written: no compiler may fuse a*b+c into one FMA behind the
+# code's back (clang does by default wherever the target has FMA, e.g. every arm64 and
+# x86-64 with -march=native), so gcc and clang builds compute the same bits. Not a
+# setting: it is part of what the results mean (docs/reliability.md, reproducibility).
+FPFLAGS  := -ffp-contract=off
 
 # BLAS: OpenBLAS as GSL's CBLAS when present. Debian links with --as-needed, so the
-# library that supplies cblas_* must come after -lgsl, never before.
-BLAS     ?= $(if $(shell pkg-config --exists openblas 2>/dev/null && echo y),openblas,gsl)
+# library that supplies cblas_* must come after -lgsl, never before; GSL's pkg-config
+# file names its own gslcblas, which is dropped when OpenBLAS supplies the CBLAS.
+BLAS     ?= $(if $(shell $(PKG_CONFIG) --exists openblas 2>/dev/null && echo y),openblas,gsl)
 ifeq ($(BLAS),openblas)
-  BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
-  BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null)
+  BLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+  BLAS_LIBS   := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenblas)
 else
   BLAS_CFLAGS :=
   BLAS_LIBS   := -lgslcblas
 endif
-GSL_CFLAGS := $(shell pkg-config --cflags gsl 2>/dev/null)
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+GSL_CFLAGS   := $(shell $(PKG_CONFIG) --cflags gsl 2>/dev/null)
+GSL_LIBS     := $(filter-out -lgslcblas,$(shell $(PKG_CONFIG) --libs gsl 2>/dev/null || echo -lgsl))
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck)
+# dlsym/dladdr live in libdl on glibc before 2.34, in libc elsewhere (macOS: libSystem)
+DL_LIBS      := $(if $(filter Linux,$(UNAME_S)),-ldl,)
 
 ifeq ($(SANITIZE),1)
-  BUILD    := build/san
+  BUILD    ?= build/san
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
-  BUILD    := build
+  BUILD    ?= build
   SANFLAGS :=
 endif
 
 CFLAGS   ?= $(OPT)
-ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) $(GSL_CFLAGS) $(BLAS_CFLAGS) \
-             -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"$(BLAS)"' \
-             -DATTNLAB_CFLAGS='"$(strip $(CFLAGS) $(SANFLAGS))"' -MMD -MP
-LDLIBS   = -lgsl $(BLAS_LIBS) -lm -ldl
+ALL_CFLAGS = $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(GSL_CFLAGS) \
+             $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"$(BLAS)"' \
+             -DATTNLAB_CFLAGS='"$(strip $(FPFLAGS) $(CFLAGS) $(SANFLAGS))"' -MMD -MP
+ALL_LDLIBS = $(LDLIBS) $(GSL_LIBS) $(BLAS_LIBS) -lm $(DL_LIBS)
 
 # Sources: every .c file of the four code folders. The program adds attnlab.c (the
 # model registry and main); the tests add tests/*.c.
@@ -63,7 +89,7 @@ TEST_BIN := $(BUILD)/attnlab-tests
 all: $(BIN)
 
 $(BIN): $(BUILD)/attnlab.o $(LIB_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 # The registry without main(), for the test program.
 $(BUILD)/registry.o: attnlab.c
@@ -80,10 +106,10 @@ $(BUILD)/tests/suites.h: $(TEST_SRC)
 	@grep -ho 'Suite \*make_[a-z0-9_]*_suite(void)' $(TEST_SRC) | sort -u | \
 	  sed 's/Suite \*\(make_[a-z0-9_]*_suite\)(void)/SUITE(\1)/' > $@.tmp && mv $@.tmp $@
 $(TEST_OBJ): $(BUILD)/tests/suites.h
-$(TEST_OBJ): ALL_CFLAGS += -I$(BUILD)/tests
+$(TEST_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) -I$(BUILD)/tests
 
 $(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(ALL_LDLIBS)
 
 # Install what is missing (apt-get), build, and run every test (CK_FORK on).
 check: deps
@@ -122,7 +148,7 @@ FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefi
 FUZZ_BUILD   := build/fuzz
 FUZZ_NAMES   := checkpoint args tokens
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/registry.o
-FUZZ_CFLAGS   = $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(GSL_CFLAGS) \
+FUZZ_CFLAGS   = $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(GSL_CFLAGS) \
                 $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"'
 
 $(FUZZ_BUILD)/%.o: %.c
@@ -135,7 +161,7 @@ $(FUZZ_BUILD)/registry.o: attnlab.c
 
 .SECONDARY: $(FUZZ_OBJ)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(ALL_LDLIBS)
 
 # Build the fuzzers and run each for FUZZ_SECONDS seconds (CI: a short bounded run).
 fuzz: deps
