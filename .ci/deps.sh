@@ -1,39 +1,106 @@
 #!/bin/sh
-# deps.sh — installs the Debian packages attnlab needs, only when something is missing.
-# Run by `make check`, `make demo`, `make bench` and .ci/run. When it cannot install (not
-# root and no sudo, or no package archive), it prints the exact command to run and fails.
+# deps.sh — makes sure what attnlab needs is installed, installing only what is missing.
+# Run by `make check`, `make demo`, `make bench` and .ci/run.
+#
+# What is present is found the way the build finds it — pkg-config for the libraries
+# (GSL, Check, OpenBLAS), command -v for programs (pkg-config, gnuplot) — so it works the
+# same on any system. What is missing is installed with apt-get on Debian and Ubuntu (WSL
+# included) and with Homebrew on macOS; anywhere else, or without the rights to install,
+# it prints the exact packages to install and fails. When everything is there it does
+# nothing and succeeds, whatever the system.
+#
+# `deps.sh fuzz` checks what `make fuzz` needs instead: clang with its libFuzzer runtime.
 set -u
-packages="libgsl-dev check gnuplot-nox libopenblas-dev pkg-config"
-# `deps.sh fuzz` adds what `make fuzz` needs: clang and its libFuzzer runtime
-[ "${1:-}" = fuzz ] && packages="clang libclang-rt-14-dev"
-missing=""
-for p in $packages; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
-    case "$status" in
-        *"install ok installed"*) ;;
-        *) missing="$missing $p" ;;
-    esac
-done
-[ -z "$missing" ] && exit 0
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "attnlab: missing packages:$missing; this is not a Debian system, install GSL, Check, gnuplot, OpenBLAS and pkg-config by hand" >&2
-    exit 1
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+
+# Homebrew's OpenBLAS is keg-only: its pkg-config file is outside the default path
+if command -v brew >/dev/null 2>&1; then
+    brew_openblas=$(brew --prefix openblas 2>/dev/null)
+    [ -n "$brew_openblas" ] && PKG_CONFIG_PATH="$brew_openblas/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export PKG_CONFIG_PATH
 fi
-cmd="apt-get install -y --no-install-recommends$missing"
-if [ "$(id -u)" -eq 0 ]; then
-    sudo=""
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo="sudo"
+
+have_prog() { command -v "$1" >/dev/null 2>&1; }
+have_lib() { have_prog "$PKG_CONFIG" && "$PKG_CONFIG" --exists "$1" 2>/dev/null; }
+
+# Can clang build a libFuzzer harness here?
+have_fuzzer() {
+    have_prog clang || return 1
+    dir=$(mktemp -d 2>/dev/null) || return 1
+    printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{ (void)d; (void)n; return 0; }\n' > "$dir/f.c"
+    clang -fsanitize=fuzzer -o "$dir/f" "$dir/f.c" >/dev/null 2>&1
+    rc=$?
+    rm -rf "$dir"
+    return $rc
+}
+
+# Each need: a name for messages, how to test it, its Debian and Homebrew packages.
+missing_names=""
+missing_deb=""
+missing_brew=""
+need() { # need NAME TEST DEBIAN_PKG BREW_PKG
+    if ! eval "$2"; then
+        missing_names="$missing_names $1"
+        missing_deb="$missing_deb $3"
+        missing_brew="$missing_brew $4"
+    fi
+}
+
+if [ "${1:-}" = fuzz ]; then
+    # Debian names the runtime after clang's major version (bookworm: 14)
+    v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
+    need "clang+libFuzzer" have_fuzzer "clang libclang-rt-${v:-14}-dev" "llvm"
 else
-    echo "attnlab: missing packages:$missing; install them with: sudo apt-get update && sudo $cmd" >&2
+    need pkg-config "have_prog $PKG_CONFIG" pkg-config pkg-config
+    need GSL "have_lib gsl" libgsl-dev gsl
+    need Check "have_lib check" check check
+    need OpenBLAS "have_lib openblas" libopenblas-dev openblas
+    need gnuplot "have_prog gnuplot" gnuplot-nox gnuplot
+fi
+[ -z "$missing_names" ] && exit 0
+
+as_root() { # runs "$@" as root: directly, with sudo, or fails
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif have_prog sudo && sudo -n true 2>/dev/null; then
+        sudo "$@"
+    else
+        return 126
+    fi
+}
+
+os=$(uname -s 2>/dev/null)
+if [ "$os" = Darwin ]; then
+    if ! have_prog brew; then
+        echo "attnlab: missing:$missing_names; install Homebrew (https://brew.sh), then: brew install$missing_brew" >&2
+        exit 1
+    fi
+    echo "attnlab: installing missing packages with Homebrew:$missing_brew" >&2
+    # shellcheck disable=SC2086 # the list is meant to split into words
+    if ! brew install $missing_brew; then
+        echo "attnlab: could not install:$missing_brew; run: brew install$missing_brew" >&2
+        exit 1
+    fi
+    [ "${1:-}" = fuzz ] && echo "attnlab: Apple's clang has no libFuzzer; run make fuzz FUZZ_CC=\$(brew --prefix llvm)/bin/clang" >&2
+    exit 0
+fi
+
+if ! have_prog apt-get; then
+    echo "attnlab: missing:$missing_names; this system has neither apt-get nor Homebrew: install them with its package manager (Debian's names:$missing_deb)" >&2
     exit 1
 fi
-echo "attnlab: installing missing packages:$missing" >&2
+cmd="apt-get install -y --no-install-recommends$missing_deb"
+if ! as_root true 2>/dev/null; then
+    echo "attnlab: missing:$missing_names; install them with: sudo apt-get update && sudo $cmd" >&2
+    exit 1
+fi
+echo "attnlab: installing missing packages:$missing_deb" >&2
 export DEBIAN_FRONTEND=noninteractive
-if ! $sudo $cmd >/dev/null 2>&1; then
-    $sudo apt-get update -q >/dev/null 2>&1
-    if ! $sudo $cmd; then
-        echo "attnlab: could not install:$missing; run: sudo apt-get update && sudo $cmd" >&2
+# shellcheck disable=SC2086
+if ! as_root $cmd >/dev/null 2>&1; then
+    as_root apt-get update -q >/dev/null 2>&1
+    if ! as_root $cmd; then
+        echo "attnlab: could not install:$missing_deb; run: sudo apt-get update && sudo $cmd" >&2
         exit 1
     fi
 fi

@@ -3,8 +3,19 @@
 #include "buildinfo.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h> /* _NSGetExecutablePath */
+#endif
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
 
 #ifndef ATTNLAB_VERSION
 #define ATTNLAB_VERSION "unknown"
@@ -71,4 +82,73 @@ void buildinfo_write_tsv(FILE *f)
     fprintf(f, "cflags\t%s\n", buildinfo_cflags());
     fprintf(f, "blas\t%s\n", blas);
     fprintf(f, "blas_library\t%s\n", path);
+    fprintf(f, "blas_core\t%s\n", buildinfo_blas_core());
+}
+
+const char *buildinfo_blas_core(void)
+{
+    /* looked up at run time, like the thread count: GSL's CBLAS has no kernels to name */
+    void *sym = dlsym(RTLD_DEFAULT, "openblas_get_corename");
+    if (!sym)
+        return "unknown";
+    char *(*corename)(void);
+    memcpy(&corename, &sym, sizeof corename);
+    const char *name = corename();
+    return name && *name ? name : "unknown";
+}
+
+static const char *saved_argv0;
+
+void buildinfo_set_argv0(const char *argv0)
+{
+    saved_argv0 = argv0;
+}
+
+/* realpath of candidate into out when it names an existing file that fits; else -1. */
+static int resolve(const char *candidate, char *out, size_t n)
+{
+    char buf[PATH_MAX];
+    if (!realpath(candidate, buf) || access(buf, X_OK) != 0 || strlen(buf) >= n)
+        return -1;
+    memcpy(out, buf, strlen(buf) + 1);
+    return 0;
+}
+
+int buildinfo_self_path(char *out, size_t n)
+{
+    char buf[PATH_MAX];
+#if defined(__APPLE__)
+    uint32_t size = sizeof buf;
+    if (_NSGetExecutablePath(buf, &size) == 0 && resolve(buf, out, n) == 0)
+        return 0;
+#elif defined(__linux__)
+    /* Linux only; everything below works without /proc too */
+    ssize_t k = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (k > 0) {
+        buf[k] = '\0';
+        if (resolve(buf, out, n) == 0)
+            return 0;
+    }
+#endif
+    const char *a0 = saved_argv0;
+    if (!a0 || !*a0)
+        return -1;
+    if (strchr(a0, '/')) /* a path, absolute or relative to the working directory */
+        return resolve(a0, out, n);
+    /* a bare name: the first match along PATH, as the shell found it */
+    const char *path = getenv("PATH");
+    if (!path)
+        return -1;
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        /* an empty entry means the working directory, as in the shell */
+        int w = len ? snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, a0)
+                    : snprintf(buf, sizeof buf, "./%s", a0);
+        if (w > 0 && (size_t)w < sizeof buf && resolve(buf, out, n) == 0)
+            return 0;
+        if (!end)
+            return -1;
+        p = end;
+    }
 }

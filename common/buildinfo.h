@@ -23,7 +23,21 @@ const char *buildinfo_blas(char *path, size_t n);
 /* Sets the number of BLAS threads when the BLAS can (OpenBLAS); returns 0, or -1 when the
  * BLAS in use has no threads to set (GSL's CBLAS is single-threaded anyway). */
 int buildinfo_set_threads(size_t threads);
-/* Writes "key<TAB>value" lines: version, compiler, cflags, blas, blas_library. */
+/* The processor kernel the BLAS runs (OpenBLAS's openblas_get_corename(), e.g. "Haswell",
+ * "SkylakeX", "NeoverseN1"), or "unknown". Results agree to the bit only between runs on
+ * the same kernel: OPENBLAS_CORETYPE=NAME forces one (docs/reliability.md). */
+const char *buildinfo_blas_core(void);
+/* Writes "key<TAB>value" lines: version, compiler, cflags, blas, blas_library,
+ * blas_core. */
 void buildinfo_write_tsv(FILE *f);
+
+/* Remembers argv[0], from which buildinfo_self_path finds the program where the system
+ * offers no direct way. Call once, first thing in main. */
+void buildinfo_set_argv0(const char *argv0);
+/* The absolute path of the running program into out (n bytes): from the system where it
+ * says (macOS: _NSGetExecutablePath; Linux: /proc/self/exe), else argv[0] made absolute
+ * (a name with a '/' against the working directory, a bare name searched in PATH), each
+ * resolved with realpath. Returns 0, or -1 when no way gives an existing file that fits. */
+int buildinfo_self_path(char *out, size_t n);
 
 #endif
