@@ -30,7 +30,7 @@
 #include "afile.h"
 #include "checkpoint_format.h"
 
-/* ---- saving ----------------------------------------------------------------------- */
+/* ---- saving -------------------------------------------------------------------------- */
 
 /* The configuration as config_write_tsv prints it, with the model field set to the
  * registry name, so the file always names the model it holds. Returns the text (free
@@ -131,7 +131,7 @@ int ckpt_save(const char *path, const model *m, const ckpt_train_state *ts, char
     return afile_commit(&af, err, n);
 }
 
-/* ---- loading ---------------------------------------------------------------------- */
+/* ---- loading ------------------------------------------------------------------------- */
 
 /* Builds the model the stored configuration describes: generic defaults, the model's
  * own defaults (so a key that an older file lacks gets the value the model would use),

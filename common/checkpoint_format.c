@@ -35,7 +35,7 @@ _Static_assert(sizeof(double) == sizeof(uint64_t), "doubles must be 64-bit");
 
 static const unsigned char ckpt_magic[8] = {'A', 'T', 'T', 'N', 'C', 'K', 'P', 'T'};
 
-/* ---- messages --------------------------------------------------------------------- */
+/* ---- messages ------------------------------------------------------------------------ */
 
 /* Writes "checkpoint PATH: " and the message into err (n bytes). Returns -1 so that a
  * check can end with `return ckpt_fail(...)`. */
@@ -64,7 +64,7 @@ int ckpt_printable(const char *s, size_t len)
     return 1;
 }
 
-/* ---- little-endian encoding ------------------------------------------------------- */
+/* ---- little-endian encoding ---------------------------------------------------------- */
 
 /* Byte i of the field is bits 8i..8i+7 of the value, whatever the machine's own order. */
 static void put_le(unsigned char *p, uint64_t v, size_t bytes)
@@ -81,7 +81,7 @@ static uint64_t get_le(const unsigned char *p, size_t bytes)
     return v;
 }
 
-/* ---- writing ---------------------------------------------------------------------- */
+/* ---- writing ------------------------------------------------------------------------- */
 
 static void put_bytes(ckpt_writer *w, const void *p, size_t len)
 {
@@ -179,7 +179,7 @@ void ckpt_encode(ckpt_writer *w, const char *name, const char *cfg_text, size_t 
 }
 
 
-/* ---- reading ---------------------------------------------------------------------- */
+/* ---- reading ------------------------------------------------------------------------- */
 
 int ckpt_truncated(ckpt_reader *r, uint64_t len, const char *what)
 {
