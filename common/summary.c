@@ -227,6 +227,7 @@ static stat_acc train_seconds(const model_group *g)
     return secs;
 }
 
+/* accuracy.tsv: per model and evaluated length, token and sequence accuracy over seeds. */
 static int write_accuracy(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
@@ -246,6 +247,8 @@ static int write_accuracy(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
+/* positions.tsv: per model, length and output position (1, 2, ... while any run has
+ * it), the accuracy there over seeds. */
 static int write_positions(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
@@ -273,6 +276,7 @@ static int write_positions(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
+/* curves.tsv: per model and logged step, seconds, loss and accuracy over seeds. */
 static int write_curves(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
@@ -309,6 +313,8 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* cost.tsv: per model and measured length, the medians over seeds (timings are noisy;
+ * one slow run does not move a median). */
 static int write_cost(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
@@ -338,6 +344,7 @@ static int write_cost(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
+/* summary.tsv: per model and selected length (choose_lengths), the headline numbers. */
 static int write_summary(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
