@@ -2,7 +2,7 @@
  * (prefix: ckpt_).
  *
  * Design. A checkpoint is one binary file (the layout, byte by byte, is in
- * docs/checkpoint-format.md):
+ * docs/checkpoint-format.md; checkpoint_format.c encodes and decodes it):
  *     fixed header   magic "ATTNCKPT", format version, flags, total file length, and a
  *                    CRC-32 of those 24 bytes
  *     model          the registry name
@@ -15,12 +15,14 @@
  * pattern, so a file is read back bit-identically on any machine.
  *
  * Invariants. A save writes a temporary file in the same directory, flushes it to disk
- * and renames it over the path: the path holds either the previous file or the complete
- * new one, never a mixture, whatever happens during the save. A load trusts nothing in
- * the file: each length is checked against the bytes that remain before anything is
- * allocated, the whole file is checked against its CRC before any value is used, and the
- * tensor table must equal the one the stored configuration builds, so a model never runs
- * on weights of another shape. Every failure is one line in the caller's error buffer.
+ * and renames it over the path (afile.h, the one policy of every file the toolkit
+ * writes): the path holds either the previous file or the complete new one, never a
+ * mixture, whatever happens during the save. A load trusts nothing in the file: each
+ * length is checked against the bytes that remain before anything is allocated, the
+ * whole file is checked against its CRC before any value is used, and the tensor table
+ * must equal the one the stored configuration builds, so a model never runs on weights
+ * of another shape. Every failure is one line in the caller's error buffer: "checkpoint
+ * PATH: ..." for what the format refuses, "cannot write PATH: ..." for a failed write.
  */
 #ifndef ATTNLAB_CHECKPOINT_H
 #define ATTNLAB_CHECKPOINT_H

@@ -1,4 +1,5 @@
-/* report.h — writing results for people and for plotting (prefix: report_).
+/* report.h — results for people and for plotting: labelled matrices, and a comparison's
+ * figures and web page (prefix: report_).
  *
  * Matrices (attention maps, gate activations) are written as TSV with a header row of
  * column labels and a label at the start of each row, the layout gnuplot reads with
@@ -6,12 +7,26 @@
  *     corner  c1  c2  ...
  *     r1      v   v   ...
  * Labels are the tokens on that axis, so a heat map can show them on its axes.
+ *
+ * A comparison directory (docs/results-format.md), once summary_report has written its
+ * tables, gets from here, in this order:
+ *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
+ *     trace/NAME/X.tsv   the matrices of the first run of each model (report_copy_traces)
+ *     figures/F.png .svg drawn by gnuplot running each plots/F.gp (report_draw)
+ *     report.html        the summary table, every figure inline, the manifest
+ *                        (report_write_page)
+ * Nothing here names a model: the figure scripts find out what they can draw from the
+ * files they read (a model that wrote no trace has no trace figure), and the page shows
+ * the figures that exist.
  */
 #ifndef ATTNLAB_REPORT_H
 #define ATTNLAB_REPORT_H
 
 #include <gsl/gsl_matrix.h>
+#include <stddef.h>
 #include <stdio.h>
+
+#include "config.h"
 
 /* Writes m with row and column labels as TSV. Returns 0, or -1 on a write error. */
 int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
@@ -21,5 +36,44 @@ int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
  * are printed whole: a terminal scrolls, a teacher wants every column. */
 void report_print_matrix(FILE *f, const char *title, const gsl_matrix *m,
                          const char (*rows)[16], const char (*cols)[16]);
+
+/* What the figures of a comparison depend on, gathered by summary_report. */
+typedef struct report_facts {
+    const config *cfg;         /* the first run's settings: task, symbols, training range */
+    size_t n_models;           /* models (groups of runs) in the tables */
+    const char *const *models; /* (n_models) their names, in the tables' order */
+    const char *const *runs;   /* (n_models) the run directory whose trace/ each shows */
+    size_t seeds;              /* the most runs any model has */
+    const size_t *position_lengths; /* (n_position_lengths) lengths the positions */
+    size_t n_position_lengths;      /* figure shows */
+    int have_cost; /* some run measured its cost (train --cost-lengths wrote cost.tsv) */
+} report_facts;
+
+/* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, task, models,
+ * position_lengths and seeds as gnuplot variables. Returns 0, or -1 with one line in err
+ * (n bytes). */
+int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);
+
+/* Copies the TSV files of RUN/trace/ into out/trace/NAME/ for each model NAME and its
+ * run RUN. A run without a trace is fine: its figures are then skipped. Returns 0, or -1
+ * with one line in err. */
+int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n);
+
+/* Draws every figure into out/figures/ by running `gnuplot -e "dir='out'" NAME.gp` on
+ * each script of report_plots_dir() (the cost figure only when fx->have_cost), and
+ * prints on f which scripts drew. When gnuplot or the scripts are missing, one line on
+ * stderr says how to draw the figures later; that is not a failure. Returns 0, or -1
+ * with one line in err when out/figures/ cannot be created. */
+int report_draw(const char *out, const report_facts *fx, FILE *f, char *err, size_t n);
+
+/* Writes out/report.html, one self-contained page: out/summary.tsv as a table, every
+ * figure of out/figures/ as inline SVG with its caption, and out/manifest.tsv when there
+ * is one. Returns 0, or -1 with one line in err. */
+int report_write_page(const char *out, char *err, size_t n);
+
+/* The directory holding the figure scripts (plots/NAME.gp): $ATTNLAB_PLOTS, or found
+ * next to the program (the source tree, or the installed share directory). NULL when
+ * none is found. */
+const char *report_plots_dir(void);
 
 #endif
