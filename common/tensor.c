@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastmath.h"
+
 int arena_alloc(arena *a, const arena_spec *spec, size_t n)
 {
     memset(a, 0, sizeof *a);
@@ -178,6 +180,14 @@ int op_tokens_time_major(int *dst, const int *src, size_t B, size_t T, size_t V)
     return 0;
 }
 
+int op_tokens_check(const int *ids, size_t n, size_t V)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || (size_t)ids[i] >= V)
+            return -1;
+    return 0;
+}
+
 void op_tokens_batch_major(int *dst, const int *src, size_t B, size_t T)
 {
     for (size_t t = 0; t < T; t++)
@@ -217,22 +227,22 @@ void op_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, W, 1.0, Y);
 }
 
+/* The two bias passes run on every linear layer of every model, so they are written to
+ * vectorise (fm_add_row, compiled for each vector width by FM_CLONES). Each entry gets
+ * the same additions in the same order as in the plain double loop (a row at a time,
+ * rows in order), so every width gives the plain loop's bits: tests/test_tfm.c holds
+ * them to it. */
+FM_CLONES
 void op_add_bias(gsl_matrix *x, const gsl_matrix *bias)
 {
-    const double *b = bias->data;
-    for (size_t i = 0; i < x->size1; i++) {
-        double *row = gsl_matrix_ptr(x, i, 0);
-        for (size_t j = 0; j < x->size2; j++)
-            row[j] += b[j];
-    }
+    for (size_t i = 0; i < x->size1; i++)
+        fm_add_row(gsl_matrix_ptr(x, i, 0), bias->data, x->size2);
 }
 
+FM_CLONES
 void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx)
 {
-    double *db = dbias->data;
-    for (size_t i = 0; i < dx->size1; i++) {
-        const double *row = gsl_matrix_const_ptr(dx, i, 0);
-        for (size_t j = 0; j < dx->size2; j++)
-            db[j] += row[j];
-    }
+    /* forward: x_i = ... + b for every row i, so db = Σ_i dx_i, added row after row */
+    for (size_t i = 0; i < dx->size1; i++)
+        fm_add_row(dbias->data, gsl_matrix_const_ptr(dx, i, 0), dx->size2);
 }

@@ -92,6 +92,11 @@ int op_argmax(const double *z, size_t n);
  * token outside [0, V) (it would index past an embedding table), else 0. */
 int op_tokens_time_major(int *dst, const int *src, size_t B, size_t T, size_t V);
 
+/* Returns -1 when one of ids (n) lies outside [0, V) (it would index past an embedding
+ * table), else 0: the check of the error contract (common/model.h) before a pass reads a
+ * batch. */
+int op_tokens_check(const int *ids, size_t n, size_t V);
+
 /* The way back, for predictions: dst[b·T + t] = src[t·B + b]. */
 void op_tokens_batch_major(int *dst, const int *src, size_t B, size_t T);
 
@@ -111,10 +116,12 @@ void op_fill_rows(gsl_matrix *x, const gsl_matrix *bias);
 void op_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
                        const gsl_matrix *b);
 
-/* Adds a (1, C) bias row to every row of x (N, C). */
+/* Adds a (1, C) bias row to every row of x (N, C) (any row stride). Vectorised; each
+ * entry gets one addition, so the bits are those of the plain loop. */
 void op_add_bias(gsl_matrix *x, const gsl_matrix *bias);
 
-/* Accumulates the column sums of dx (N, C) into dbias (1, C). */
+/* Accumulates the column sums of dx (N, C) into dbias (1, C), adding the rows in order:
+ * the plain loop's sums, bit for bit, at any vector width. */
 void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx);
 
 #endif

@@ -19,6 +19,7 @@
  */
 #include <check.h>
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,18 +109,15 @@ static void report(const char *what, double err)
     fflush(stdout);
 }
 
-/* A block carved by fn for the test: fn runs once to count, once to cut. */
-typedef void (*carve_fn)(tfm_carver *c, void *ctx);
-static double *carve_block(carve_fn fn, void *ctx)
+/* A block of the test's own, laid out by fn (common/carve.h): counted and allocated by
+ * carve_reserve, then cut. carve_free releases it. */
+static carve_block cut_block(carve_layout fn, void *ctx)
 {
-    tfm_carver count = {0};
-    fn(&count, ctx);
-    ck_assert(!count.overflow);
-    double *block = calloc(count.used, sizeof(double));
-    ck_assert_ptr_nonnull(block);
-    tfm_carver cut = {.base = block};
+    carve_block blk = {0};
+    ck_assert_int_eq(carve_reserve(&blk, fn, ctx), 0);
+    carver cut = carve_start(&blk);
     fn(&cut, ctx);
-    return block;
+    return blk;
 }
 
 /* Fills every tensor of an arena with non-round values; gains of layer norm near 1. */
@@ -286,8 +284,8 @@ static void attention_plain(gsl_matrix *O, const gsl_matrix *Q, const gsl_matrix
 static double attn_loss(void *p)
 {
     attn_ctx *c = p;
-    tfm_attention_forward(c->O, c->keep ? c->P : NULL, c->stat, c->Q, c->K, c->Vm, c->M,
-                          ATTN_NH, c->scratch);
+    tfm_attention_forward(c->O, c->keep ? c->P : NULL, c->stat, c->scratch, c->Q, c->K, c->Vm,
+                          c->M, ATTN_NH);
     return tu_dot(c->O, c->R);
 }
 
@@ -333,8 +331,8 @@ START_TEST(test_attention_gradcheck)
             for (size_t k = 0; k < Tk; k++)
                 if (c.M && gsl_matrix_get(c.M, i % Tq, k) == -INFINITY)
                     ck_assert(gsl_matrix_get(c.P, i, k) == 0.0);
-    tfm_attention_backward(dQ, dK, dV, c.R, c.Q, c.K, c.Vm, c.M, c.keep ? c.P : NULL, c.stat,
-                           ATTN_NH, c.scratch);
+    tfm_attention_backward(dQ, dK, dV, c.scratch, c.R, c.Q, c.K, c.Vm, c.M,
+                           c.keep ? c.P : NULL, c.stat, ATTN_NH);
     double err = tu_gradcheck("dQ", attn_loss, &c, c.Q, dQ);
     err = fmax(err, tu_gradcheck("dK", attn_loss, &c, c.K, dK));
     err = fmax(err, tu_gradcheck("dV", attn_loss, &c, c.Vm, dV));
@@ -368,8 +366,8 @@ START_TEST(test_attention_fully_masked_row)
     tu_fill(Vm, 1.0, r);
     tu_fill(dO, 1.0, r);
     double scratch[2 * 3 * 5], stat[2 * ATTN_NH * 3]; /* 2·Tq·Tk; 2·NH·Tq */
-    tfm_attention_forward(O, P, stat, Q, K, Vm, M, ATTN_NH, scratch);
-    tfm_attention_backward(dQ, dK, dV, dO, Q, K, Vm, M, _i ? NULL : P, stat, ATTN_NH, scratch);
+    tfm_attention_forward(O, P, stat, scratch, Q, K, Vm, M, ATTN_NH);
+    tfm_attention_backward(dQ, dK, dV, scratch, dO, Q, K, Vm, M, _i ? NULL : P, stat, ATTN_NH);
     for (size_t j = 0; j < ATTN_NH; j++)
         for (size_t k = 0; k < Tk; k++)
             ck_assert(gsl_matrix_get(P, j * Tq + 1, k) == 0.0);
@@ -464,10 +462,10 @@ START_TEST(test_attention_single_query)
     tu_fill(Q, 1.0, r);
     tu_fill(K, 1.0, r);
     tu_fill(Vm, 1.0, r);
-    tfm_attention_forward(O, P, stat, Q, K, Vm, NULL, ATTN_NH, NULL);
+    tfm_attention_forward(O, P, stat, NULL, Q, K, Vm, NULL, ATTN_NH);
     for (size_t i = 0; i < Tq; i++) {
         gsl_matrix_const_view qi = gsl_matrix_const_submatrix(Q, i, 0, 1, D);
-        tfm_attention_forward(O1, P1, stat, &qi.matrix, K, Vm, NULL, ATTN_NH, NULL);
+        tfm_attention_forward(O1, P1, stat, NULL, &qi.matrix, K, Vm, NULL, ATTN_NH);
         for (size_t d = 0; d < D; d++)
             tu_assert_rel(gsl_matrix_get(O1, 0, d), gsl_matrix_get(O, i, d), 1e-13);
         for (size_t j = 0; j < ATTN_NH; j++)
@@ -511,8 +509,8 @@ START_TEST(test_attend_cached_matches_reference)
             gsl_matrix_const_view Kb = gsl_matrix_const_submatrix(K, b * cap, 0, Tk, D);
             gsl_matrix_const_view Vb = gsl_matrix_const_submatrix(Vm, b * cap, 0, Tk, D);
             gsl_matrix_view Pb = gsl_matrix_submatrix(P1, 0, 0, NH, Tk);
-            tfm_attention_forward(O1, &Pb.matrix, stat, &qb.matrix, &Kb.matrix, &Vb.matrix,
-                                  NULL, NH, NULL);
+            tfm_attention_forward(O1, &Pb.matrix, stat, NULL, &qb.matrix, &Kb.matrix,
+                                  &Vb.matrix, NULL, NH);
             for (size_t d = 0; d < D; d++)
                 tu_assert_rel(gsl_matrix_get(O, b, d), gsl_matrix_get(O1, 0, d), 1e-13);
             if (b + 1 == B) /* p keeps the weights of the last sequence */
@@ -547,13 +545,13 @@ typedef struct mha_ctx {
     gsl_matrix *Xq, *Xkv, *Y, *R, *M;
 } mha_ctx;
 
-static void visit_mha(tfm_walk *wk, void *p)
+static void visit_mha(walk *wk, void *p)
 {
     mha_ctx *c = p;
-    tfm_walk_mha(wk, &c->w, &c->g, "mha", MHA_D);
+    tfm_mha_walk(wk, &c->w, &c->g, "mha", MHA_D);
 }
 
-static void carve_mha(tfm_carver *cv, void *p)
+static void carve_mha(carver *cv, void *p)
 {
     mha_ctx *c = p;
     tfm_mha_act_carve(&c->act, cv, MHA_B, c->Tq, c->Tk, MHA_D, MHA_NH, c->self, c->keep);
@@ -569,12 +567,12 @@ static double mha_loss(void *p)
 }
 
 /* Sets up case self (see above) with its weights kept or not. */
-static double *mha_setup(mha_ctx *c, int self, int keep, const gsl_rng *r)
+static carve_block mha_setup(mha_ctx *c, int self, int keep, const gsl_rng *r)
 {
     *c = (mha_ctx){.Tq = 4, .Tk = self ? 4 : 5, .self = self, .keep = keep};
-    ck_assert_int_eq(tfm_walk_build(&c->a, visit_mha, c), 0);
+    ck_assert_int_eq(walk_build(&c->a, visit_mha, c), 0);
     fill_arena(&c->a, r);
-    double *block = carve_block(carve_mha, c);
+    carve_block blk = cut_block(carve_mha, c);
     ck_assert(self == (c->act.qkv.matrix.data != NULL)); /* self: the one-GEMM [Q|K|V] path */
     ck_assert(keep == (c->act.p.matrix.data != NULL));
     c->Xq = gsl_matrix_alloc(MHA_B * c->Tq, MHA_D);
@@ -586,10 +584,10 @@ static double *mha_setup(mha_ctx *c, int self, int keep, const gsl_rng *r)
     if (!self)
         tu_fill(c->Xkv, 1.0, r);
     tu_fill(c->R, 1.0, r);
-    return block;
+    return blk;
 }
 
-static void mha_teardown(mha_ctx *c, double *block)
+static void mha_teardown(mha_ctx *c, carve_block *blk)
 {
     if (!c->self)
         gsl_matrix_free(c->Xkv);
@@ -598,7 +596,7 @@ static void mha_teardown(mha_ctx *c, double *block)
     gsl_matrix_free(c->Xq);
     gsl_matrix_free(c->Y);
     gsl_matrix_free(c->R);
-    free(block);
+    carve_free(blk);
     arena_free(&c->a);
 }
 
@@ -608,12 +606,12 @@ START_TEST(test_mha_gradcheck)
     const int self = _i % 2, keep = _i < 2;
     gsl_rng *r = tu_rng(21 + (unsigned long)self);
     mha_ctx c;
-    double *block = mha_setup(&c, self, keep, r);
+    carve_block blk = mha_setup(&c, self, keep, r);
     gsl_matrix *dXq = gsl_matrix_calloc(MHA_B * c.Tq, MHA_D);
     gsl_matrix *dXkv = self ? dXq : gsl_matrix_calloc(MHA_B * c.Tk, MHA_D);
 
     mha_loss(&c);
-    tfm_mha_backward(dXq, dXkv, &c.g, c.R, c.Xq, c.Xkv, &c.act, &c.w, MHA_B, MHA_NH, &c.work);
+    tfm_mha_backward(dXq, dXkv, &c.g, &c.work, c.R, c.Xq, c.Xkv, &c.act, &c.w, MHA_B, MHA_NH);
     double err = tu_gradcheck("dXq", mha_loss, &c, c.Xq, dXq);
     if (!self)
         err = fmax(err, tu_gradcheck("dXkv", mha_loss, &c, c.Xkv, dXkv));
@@ -625,7 +623,7 @@ START_TEST(test_mha_gradcheck)
     if (!self)
         gsl_matrix_free(dXkv);
     gsl_matrix_free(dXq);
-    mha_teardown(&c, block);
+    mha_teardown(&c, &blk);
     gsl_rng_free(r);
 }
 END_TEST
@@ -636,17 +634,17 @@ START_TEST(test_mha_weights_made_again_same_bits)
 {
     const int self = _i;
     mha_ctx c[2];
-    double *block[2];
+    carve_block blk[2];
     gsl_matrix *dXq[2], *dXkv[2];
     for (int keep = 0; keep < 2; keep++) {
         gsl_rng *r = tu_rng(31); /* the same inputs and weights for both */
-        block[keep] = mha_setup(&c[keep], self, keep, r);
+        blk[keep] = mha_setup(&c[keep], self, keep, r);
         gsl_rng_free(r);
         dXq[keep] = gsl_matrix_calloc(MHA_B * c[keep].Tq, MHA_D);
         dXkv[keep] = self ? dXq[keep] : gsl_matrix_calloc(MHA_B * c[keep].Tk, MHA_D);
         mha_loss(&c[keep]);
-        tfm_mha_backward(dXq[keep], dXkv[keep], &c[keep].g, c[keep].R, c[keep].Xq,
-                         c[keep].Xkv, &c[keep].act, &c[keep].w, MHA_B, MHA_NH, &c[keep].work);
+        tfm_mha_backward(dXq[keep], dXkv[keep], &c[keep].g, &c[keep].work, c[keep].R,
+                         c[keep].Xq, c[keep].Xkv, &c[keep].act, &c[keep].w, MHA_B, MHA_NH);
     }
     ck_assert(memcmp(dXq[0]->data, dXq[1]->data, dXq[0]->size1 * MHA_D * sizeof(double)) == 0);
     ck_assert(memcmp(dXkv[0]->data, dXkv[1]->data, dXkv[0]->size1 * MHA_D * sizeof(double)) ==
@@ -657,7 +655,7 @@ START_TEST(test_mha_weights_made_again_same_bits)
         if (!self)
             gsl_matrix_free(dXkv[keep]);
         gsl_matrix_free(dXq[keep]);
-        mha_teardown(&c[keep], block[keep]);
+        mha_teardown(&c[keep], &blk[keep]);
     }
 }
 END_TEST
@@ -671,10 +669,10 @@ typedef struct ln_ctx {
     double mean[5], rstd[5];
 } ln_ctx;
 
-static void visit_ln(tfm_walk *wk, void *p)
+static void visit_ln(walk *wk, void *p)
 {
     ln_ctx *c = p;
-    tfm_walk_norm(wk, &c->w, &c->g, "ln", 7);
+    tfm_norm_walk(wk, &c->w, &c->g, "ln", 7);
 }
 
 static double ln_loss(void *p)
@@ -689,7 +687,7 @@ START_TEST(test_layernorm)
     const size_t N = 5, D = 7;
     ln_ctx c = {0};
     gsl_rng *r = tu_rng(31);
-    ck_assert_int_eq(tfm_walk_build(&c.a, visit_ln, &c), 0);
+    ck_assert_int_eq(walk_build(&c.a, visit_ln, &c), 0);
     c.X = gsl_matrix_alloc(N, D);
     c.Y = gsl_matrix_alloc(N, D);
     c.R = gsl_matrix_alloc(N, D);
@@ -728,8 +726,9 @@ START_TEST(test_layernorm)
 }
 END_TEST
 
-/* The vectorised bias passes give the bits of their plain references in common/: 3 rows
- * of 21 (blocks and a tail). */
+/* The bias passes every linear map here uses, op_add_bias and op_bias_backward
+ * (common/tensor.c, vectorised with fm_add_row), give the bits of the plain double loops
+ * they stand for: 3 rows of 21 (blocks and a tail). */
 START_TEST(test_bias_passes_match_reference)
 {
     gsl_rng *r = tu_rng(35);
@@ -739,10 +738,15 @@ START_TEST(test_bias_passes_match_reference)
     tu_fill(b, 1.0, r);
     gsl_matrix_memcpy(Y2, Y);
     gsl_matrix_memcpy(b2, b);
-    tfm_add_bias(Y, b);
-    op_add_bias(Y2, b2);
-    tfm_bias_backward(b, Y);
-    op_bias_backward(b2, Y2);
+    op_add_bias(Y, b);
+    op_bias_backward(b, Y);
+    /* the plain loops: y_ij += b_j; then b_j += y_ij, row after row */
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 21; j++)
+            Y2->data[i * 21 + j] += b2->data[j];
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 21; j++)
+            b2->data[j] += Y2->data[i * 21 + j];
     ck_assert(gsl_matrix_equal(Y, Y2));
     ck_assert(gsl_matrix_equal(b, b2));
     gsl_matrix_free(Y);
@@ -754,7 +758,7 @@ START_TEST(test_bias_passes_match_reference)
 END_TEST
 
 /* The plain layer norm, one sum at a time, as the equations read; the vectorised kernels
- * in layer.c (partial sums in FM_LANES lanes) are held to it below. */
+ * in norm.c (partial sums in FM_LANES lanes) are held to it below. */
 static void layernorm_plain(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
                             const tfm_norm *p)
 {
@@ -869,13 +873,13 @@ typedef struct ffn_ctx {
     relu_watch watch;
 } ffn_ctx;
 
-static void visit_ffn(tfm_walk *wk, void *p)
+static void visit_ffn(walk *wk, void *p)
 {
     ffn_ctx *c = p;
-    tfm_walk_ffn(wk, &c->w, &c->g, "ff", FF_D, FF_F);
+    tfm_ffn_walk(wk, &c->w, &c->g, "ff", FF_D, FF_F);
 }
 
-static void carve_ffn(tfm_carver *cv, void *p)
+static void carve_ffn(carver *cv, void *p)
 {
     ffn_ctx *c = p;
     tfm_work_carve(&c->work, cv, FF_N, 1, FF_D, FF_F);
@@ -893,8 +897,8 @@ static double ffn_loss(void *p)
 START_TEST(test_ffn_gradcheck)
 {
     ffn_ctx c = {0};
-    ck_assert_int_eq(tfm_walk_build(&c.a, visit_ffn, &c), 0);
-    double *block = carve_block(carve_ffn, &c);
+    ck_assert_int_eq(walk_build(&c.a, visit_ffn, &c), 0);
+    carve_block blk = cut_block(carve_ffn, &c);
     c.X = gsl_matrix_alloc(FF_N, FF_D);
     c.H = gsl_matrix_alloc(FF_N, FF_F);
     c.Y = gsl_matrix_alloc(FF_N, FF_D);
@@ -915,7 +919,7 @@ START_TEST(test_ffn_gradcheck)
     tu_fill(c.R, 1.0, r);
     gsl_matrix *dX = gsl_matrix_calloc(FF_N, FF_D);
     ffn_loss(&c);
-    tfm_ffn_backward(dX, &c.g, c.R, c.X, c.H, &c.w, &c.work);
+    tfm_ffn_backward(dX, &c.g, &c.work, c.R, c.X, c.H, &c.w);
     c.watch = (relu_watch){.n = 1, .H = {c.H}};
     watch_start(&c.watch);
     double err = tu_gradcheck("dX", ffn_loss, &c, c.X, dX);
@@ -927,7 +931,7 @@ START_TEST(test_ffn_gradcheck)
     gsl_matrix_free(c.H);
     gsl_matrix_free(c.Y);
     gsl_matrix_free(c.R);
-    free(block);
+    carve_free(&blk);
     arena_free(&c.a);
     gsl_rng_free(r);
 }
@@ -956,19 +960,19 @@ typedef struct layer_ctx {
     relu_watch watch;
 } layer_ctx;
 
-static void visit_enc(tfm_walk *wk, void *p)
+static void visit_enc(walk *wk, void *p)
 {
     layer_ctx *c = p;
-    tfm_walk_enc_layer(wk, &c->ew, &c->eg, "enc.0", LY_D, LY_F);
+    tfm_enc_layer_walk(wk, &c->ew, &c->eg, "enc.0", LY_D, LY_F);
 }
 
-static void visit_dec(tfm_walk *wk, void *p)
+static void visit_dec(walk *wk, void *p)
 {
     layer_ctx *c = p;
-    tfm_walk_dec_layer(wk, &c->dw, &c->dg, "dec.0", LY_D, LY_F);
+    tfm_dec_layer_walk(wk, &c->dw, &c->dg, "dec.0", LY_D, LY_F);
 }
 
-static void carve_layers(tfm_carver *cv, void *p)
+static void carve_layers(carver *cv, void *p)
 {
     layer_ctx *c = p;
     tfm_enc_act_carve(&c->ea, cv, LY_B, LY_TS, LY_D, LY_F, LY_NH, 1);
@@ -1001,11 +1005,11 @@ static double layer_margin(const tfm_sub_act *s, const gsl_matrix *x, const tfm_
 
 /* Builds the layer test: params of one encoder (dec = 0) or decoder layer, inputs drawn
  * until the feed-forward pre-activations are clear of the kink. */
-static double *layer_setup(layer_ctx *c, int dec, gsl_rng **r)
+static carve_block layer_setup(layer_ctx *c, int dec, gsl_rng **r)
 {
     const size_t T = dec ? LY_TT : LY_TS;
-    ck_assert_int_eq(tfm_walk_build(&c->a, dec ? visit_dec : visit_enc, c), 0);
-    double *block = carve_block(carve_layers, c);
+    ck_assert_int_eq(walk_build(&c->a, dec ? visit_dec : visit_enc, c), 0);
+    carve_block blk = cut_block(carve_layers, c);
     c->X = gsl_matrix_alloc(LY_B * T, LY_D);
     c->Mem = gsl_matrix_alloc(LY_B * LY_TS, LY_D);
     c->R = gsl_matrix_alloc(LY_B * T, LY_D);
@@ -1030,16 +1034,16 @@ static double *layer_setup(layer_ctx *c, int dec, gsl_rng **r)
     ck_assert_msg(margin >= KINK_MARGIN, "no seed clear of the ReLU kink");
     tu_fill(c->R, 1.0, *r);
     c->watch = (relu_watch){.n = 1, .H = {dec ? &c->da.h.matrix : &c->ea.h.matrix}};
-    return block;
+    return blk;
 }
 
-static void layer_teardown(layer_ctx *c, double *block, gsl_rng *r)
+static void layer_teardown(layer_ctx *c, carve_block *blk, gsl_rng *r)
 {
     gsl_matrix_free(c->X);
     gsl_matrix_free(c->Mem);
     gsl_matrix_free(c->R);
     gsl_matrix_free(c->mask);
-    free(block);
+    carve_free(blk);
     arena_free(&c->a);
     gsl_rng_free(r);
 }
@@ -1048,12 +1052,12 @@ START_TEST(test_encoder_layer_gradcheck)
 {
     layer_ctx c = {.post_ln = _i};
     gsl_rng *r = NULL;
-    double *block = layer_setup(&c, 0, &r);
+    carve_block blk = layer_setup(&c, 0, &r);
     gsl_matrix *dX = gsl_matrix_calloc(LY_B * LY_TS, LY_D);
     arena_zero_grad(&c.a);
     enc_loss(&c);
-    tfm_encoder_layer_backward(dX, &c.eg, c.R, c.X, &c.ea, &c.ew, LY_B, LY_NH, c.post_ln,
-                               &c.work);
+    tfm_encoder_layer_backward(dX, &c.eg, &c.work, c.R, c.X, &c.ea, &c.ew, LY_B, LY_NH,
+                               c.post_ln);
     watch_start(&c.watch);
     double err = tu_gradcheck("dX", enc_loss, &c, c.X, dX);
     err = fmax(err, gradcheck_arena(&c.a, enc_loss, &c));
@@ -1066,14 +1070,14 @@ START_TEST(test_encoder_layer_gradcheck)
     double *g1 = malloc(c.a.size * sizeof(double));
     memcpy(g1, c.a.grad, c.a.size * sizeof(double));
     enc_loss(&c);
-    tfm_encoder_layer_backward(dX, &c.eg, c.R, c.X, &c.ea, &c.ew, LY_B, LY_NH, c.post_ln,
-                               &c.work);
+    tfm_encoder_layer_backward(dX, &c.eg, &c.work, c.R, c.X, &c.ea, &c.ew, LY_B, LY_NH,
+                               c.post_ln);
     assert_doubled(dX->data, dX1->data, dX->size1 * dX->size2);
     assert_doubled(c.a.grad, g1, c.a.size);
     free(g1);
     gsl_matrix_free(dX1);
     gsl_matrix_free(dX);
-    layer_teardown(&c, block, r);
+    layer_teardown(&c, &blk, r);
 }
 END_TEST
 
@@ -1081,12 +1085,12 @@ START_TEST(test_decoder_layer_gradcheck)
 {
     layer_ctx c = {.post_ln = _i};
     gsl_rng *r = NULL;
-    double *block = layer_setup(&c, 1, &r);
+    carve_block blk = layer_setup(&c, 1, &r);
     gsl_matrix *dX = gsl_matrix_calloc(LY_B * LY_TT, LY_D);
     gsl_matrix *dMem = gsl_matrix_calloc(LY_B * LY_TS, LY_D);
     dec_loss(&c);
-    tfm_decoder_layer_backward(dX, dMem, &c.dg, c.R, c.X, c.Mem, &c.da, &c.dw, LY_B, LY_NH,
-                               c.post_ln, &c.work);
+    tfm_decoder_layer_backward(dX, dMem, &c.dg, &c.work, c.R, c.X, c.Mem, &c.da, &c.dw, LY_B,
+                               LY_NH, c.post_ln);
     watch_start(&c.watch);
     double err = tu_gradcheck("dX", dec_loss, &c, c.X, dX);
     err = fmax(err, tu_gradcheck("dMem", dec_loss, &c, c.Mem, dMem));
@@ -1095,7 +1099,7 @@ START_TEST(test_decoder_layer_gradcheck)
     report(_i ? "decoder layer post-LN" : "decoder layer pre-LN", err);
     gsl_matrix_free(dX);
     gsl_matrix_free(dMem);
-    layer_teardown(&c, block, r);
+    layer_teardown(&c, &blk, r);
 }
 END_TEST
 
@@ -1208,7 +1212,7 @@ static void watch_model(tfm_model *m)
     }
     watched_ops = tfm_ops;
     watched_ops.forward = watched_forward;
-    m->base.ops = &watched_ops;
+    m->head.ops = &watched_ops;
 }
 
 #define MD_B 3
@@ -1229,16 +1233,16 @@ START_TEST(test_model_gradcheck)
     for (unsigned long seed = 81;
          seed == 81 || (seed < 81 + SEED_TRIES && margin < KINK_MARGIN); seed++) {
         if (m)
-            tfm_ops.free(&m->base);
+            tfm_ops.free(&m->head);
         m = small_model(&c, MD_B, MD_TS, MD_TT, seed);
-        ck_assert(isfinite(tfm_ops.forward(&m->base, &b, NULL)));
+        ck_assert(isfinite(tfm_ops.forward(&m->head, &b, NULL)));
         margin = model_margin(m);
     }
     ck_assert_msg(margin >= KINK_MARGIN, "no seed clear of the ReLU kink");
     watch_model(m);
     watch_start(&model_watch);
     worst_tensor w = {0};
-    double err = gradcheck_model(&m->base, &b, 1, note_worst, &w);
+    double err = gradcheck_model(&m->head, &b, 1, note_worst, &w);
     watch_end(&model_watch);
     ck_assert_msg(err < GRADCHECK_TOL, "%s: relative error %.3g at (%zu, %zu)", w.name, err,
                   w.row, w.col);
@@ -1246,7 +1250,7 @@ START_TEST(test_model_gradcheck)
     snprintf(what, sizeof what, "model %s %s", _i / 3 ? "post-LN" : "pre-LN",
              pos_kinds[_i % 3]);
     report(what, err);
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     gsl_rng_free(r);
 }
@@ -1260,21 +1264,21 @@ START_TEST(test_model_backward_accumulates)
     gsl_rng *r = tu_rng(91);
     random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
     tfm_model *m = small_model(&c, MD_B, MD_TS, MD_TT, 92);
-    arena *a = &m->base.params;
+    arena *a = &m->head.params;
     arena_zero_grad(a);
-    tfm_ops.forward(&m->base, &b, NULL);
-    tfm_ops.backward(&m->base, &b);
+    tfm_ops.forward(&m->head, &b, NULL);
+    tfm_ops.backward(&m->head, &b);
     double *g1 = malloc(a->size * sizeof(double));
     ck_assert_ptr_nonnull(g1);
     memcpy(g1, a->grad, a->size * sizeof(double));
-    tfm_ops.backward(&m->base, &b);
+    tfm_ops.backward(&m->head, &b);
     assert_doubled(a->grad, g1, a->size);
     size_t nonzero = 0;
     for (size_t i = 0; i < a->size; i++)
         nonzero += g1[i] != 0.0;
     ck_assert(nonzero > a->size / 2); /* the gradients are not trivially zero */
     free(g1);
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     gsl_rng_free(r);
 }
@@ -1289,16 +1293,16 @@ START_TEST(test_model_weights_made_again)
     gsl_rng *r = tu_rng(93);
     random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
     tfm_model *m = small_model(&c, MD_B, MD_TS, MD_TT, 94);
-    arena *a = &m->base.params;
+    arena *a = &m->head.params;
     double loss[2], *g[2];
     for (int never = 0; never < 2; never++) {
         m->s.never_keep = never;
         arena_zero_grad(a);
-        loss[never] = tfm_ops.forward(&m->base, &b, NULL);
+        loss[never] = tfm_ops.forward(&m->head, &b, NULL);
         /* a small batch keeps its weights unless told not to */
         ck_assert((m->s.dec[0].self.p.matrix.data == NULL) == never);
         ck_assert((m->s.enc[1].att.pbuf == NULL) == !never);
-        tfm_ops.backward(&m->base, &b);
+        tfm_ops.backward(&m->head, &b);
         g[never] = malloc(a->size * sizeof(double));
         ck_assert_ptr_nonnull(g[never]);
         memcpy(g[never], a->grad, a->size * sizeof(double));
@@ -1307,7 +1311,7 @@ START_TEST(test_model_weights_made_again)
     ck_assert(memcmp(g[0], g[1], a->size * sizeof(double)) == 0);
     free(g[0]);
     free(g[1]);
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     gsl_rng_free(r);
 }
@@ -1366,14 +1370,14 @@ START_TEST(test_no_leftward_flow)
     gsl_matrix *base = gsl_matrix_alloc(B * Tt, m->V);
     for (int no_mask = 0; no_mask <= 1; no_mask++) {
         m->s.no_mask = no_mask;
-        tfm_ops.forward(&m->base, &b, NULL);
+        tfm_ops.forward(&m->head, &b, NULL);
         gsl_matrix_memcpy(base, &m->s.logits.matrix);
         for (size_t t = 0; t + 1 < Tt; t++) {
             /* every decoder input after position t replaced by a different symbol */
             for (size_t k = 0; k < B * Tt; k++)
                 changed.dec_in[k] = k % Tt > t ? (b.dec_in[k] + 1) % (int)c.symbols
                                                : b.dec_in[k];
-            tfm_ops.forward(&m->base, &changed, NULL);
+            tfm_ops.forward(&m->head, &changed, NULL);
             int right_differs;
             int same = left_rows_same(base, &m->s.logits.matrix, B, Tt, t, &right_differs);
             ck_assert_msg(right_differs, "t=%zu: the change did not reach later positions", t);
@@ -1384,7 +1388,7 @@ START_TEST(test_no_leftward_flow)
         }
     }
     gsl_matrix_free(base);
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     batch_free(&changed);
     gsl_rng_free(r);
@@ -1401,7 +1405,7 @@ START_TEST(test_attention_rows)
     gsl_rng *r = tu_rng(111);
     random_batch(&b, B, Ts, Tt, &c, r);
     tfm_model *m = small_model(&c, B, Ts, Tt, 112);
-    ck_assert(isfinite(tfm_ops.forward(&m->base, &b, NULL)));
+    ck_assert(isfinite(tfm_ops.forward(&m->head, &b, NULL)));
     for (size_t l = 0; l < m->L; l++) {
         const gsl_matrix *Pe = &m->s.enc[l].att.p.matrix;
         const gsl_matrix *Ps = &m->s.dec[l].self.p.matrix;
@@ -1437,7 +1441,7 @@ START_TEST(test_attention_rows)
             tu_assert_rel(sum, 1.0, 1e-12);
         }
     }
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     gsl_rng_free(r);
 }
@@ -1454,7 +1458,7 @@ START_TEST(test_greedy_matches_recompute)
     random_batch(&b, B, T, T, &c, r);
     tfm_model *m = small_model(&c, B, T, T, 122 + (unsigned long)_i);
     int out[3 * 7], pred[3 * 7], out2[2 * 7];
-    tfm_ops.decode(&m->base, b.src, B, T, T, out);
+    tfm_ops.decode(&m->head, b.src, B, T, T, out);
     int seen[16] = {0}, distinct = 0;
     for (size_t k = 0; k < B * T; k++) {
         ck_assert(out[k] >= 0 && (size_t)out[k] < m->V);
@@ -1463,15 +1467,15 @@ START_TEST(test_greedy_matches_recompute)
         b.dec_in[k] = k % T ? out[k - 1] : config_bos(&c);
     }
     ck_assert_msg(distinct >= 2, "the decoder emits one token only: a weak test");
-    ck_assert(isfinite(tfm_ops.forward(&m->base, &b, pred)));
+    ck_assert(isfinite(tfm_ops.forward(&m->head, &b, pred)));
     for (size_t k = 0; k < B * T; k++)
         ck_assert_msg(pred[k] == out[k], "position %zu: cached %d, recomputed %d", k, out[k],
                       pred[k]);
     /* a smaller batch inside the reservation decodes the same */
-    tfm_ops.decode(&m->base, b.src, 2, T, T, out2);
+    tfm_ops.decode(&m->head, b.src, 2, T, T, out2);
     for (size_t k = 0; k < 2 * T; k++)
         ck_assert_int_eq(out2[k], out[k]);
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     gsl_rng_free(r);
 }
@@ -1512,27 +1516,55 @@ START_TEST(test_trace)
     tfm_model *m = small_model(&c, 2, Ts, Tt, 132);
     int out[6], dec[2 * 6];
     trace_log log = {.Ts = Ts, .Tt = Tt};
-    ck_assert_int_eq(tfm_ops.trace(&m->base, b.src, Ts, Tt, out, log_sink, &log), 0);
+    ck_assert_int_eq(tfm_ops.trace(&m->head, b.src, Ts, Tt, out, log_sink, &log), 0);
     ck_assert_uint_eq(log.n, 3 * m->L * m->NH);
     ck_assert_str_eq(log.names[0], "enc_self.l0.h0");
     ck_assert_str_eq(log.names[1], "enc_self.l0.h1");
     ck_assert_str_eq(log.names[2], "enc_self.l1.h0");
     ck_assert_str_eq(log.names[4], "dec_self.l0.h0");
     ck_assert_str_eq(log.names[11], "cross.l1.h1");
-    tfm_ops.decode(&m->base, b.src, 2, Ts, Tt, dec);
+    tfm_ops.decode(&m->head, b.src, 2, Ts, Tt, dec);
     for (size_t t = 0; t < Tt; t++)
         ck_assert_int_eq(out[t], dec[t]);
     /* a sink that says stop is obeyed */
     trace_log stop = {.Ts = Ts, .Tt = Tt, .stop_after = 1};
-    ck_assert_int_eq(tfm_ops.trace(&m->base, b.src, Ts, Tt, out, log_sink, &stop), -1);
+    ck_assert_int_eq(tfm_ops.trace(&m->head, b.src, Ts, Tt, out, log_sink, &stop), -1);
     ck_assert_uint_eq(stop.n, 1);
-    tfm_ops.free(&m->base);
+    tfm_ops.free(&m->head);
     batch_free(&b);
     gsl_rng_free(r);
 }
 END_TEST
 
 /* ---- configuration, sizes and errors --------------------------------------------------- */
+
+/* The GSL errors the model reported (while count_error is the handler), and the reason
+ * of the last one. */
+static int tfm_errors;
+static char tfm_reason[200];
+
+static void count_error(const char *reason, const char *file, int line, int gsl_errno)
+{
+    (void)file, (void)line, (void)gsl_errno;
+    tfm_errors++;
+    snprintf(tfm_reason, sizeof tfm_reason, "%s", reason ? reason : "");
+}
+
+/* The last call reported the error number `count`, whose reason names what. */
+static void assert_reported(int count, const char *what)
+{
+    ck_assert_int_eq(tfm_errors, count);
+    ck_assert_msg(strstr(tfm_reason, what) != NULL, "reason '%s' does not name '%s'",
+                  tfm_reason, what);
+}
+
+/* Every gradient of the arena is 0: a refused call wrote none. */
+static void assert_no_gradient(const tfm_model *m)
+{
+    const arena *a = &m->head.params;
+    for (size_t k = 0; k < a->size; k++)
+        ck_assert(a->grad[k] == 0.0);
+}
 
 START_TEST(test_check_and_errors)
 {
@@ -1549,24 +1581,87 @@ START_TEST(test_check_and_errors)
     ck_assert_ptr_nonnull(strstr(err, "--pos"));
     strcpy(c.pos, "sinusoidal");
 
-    /* lengths beyond max_len cannot be reserved; batches beyond the reservation are
-     * refused, not overrun */
+    /* lengths beyond max_len cannot be reserved */
     tfm_model *m = small_model(&c, 2, 5, 4, 141);
-    ck_assert_int_eq(tfm_ops.reserve(&m->base, 2, c.max_len + 1, 4), -1);
+    model *mm = &m->head;
+    ck_assert_int_eq(tfm_ops.reserve(mm, 2, c.max_len + 1, 4), -1);
     batch b;
     gsl_rng *r = tu_rng(142);
     random_batch(&b, 3, 5, 4, &c, r);
-    ck_assert(isnan(tfm_ops.forward(&m->base, &b, NULL)));
     int out[3 * 4], tr[8];
-    tfm_ops.decode(&m->base, b.src, 3, 5, 4, out);
     for (size_t k = 0; k < 12; k++)
-        ck_assert_int_eq(out[k], config_bos(&c));
+        out[k] = -7;
+    gsl_error_handler_t *old = gsl_set_error_handler(count_error);
+    tfm_errors = 0;
+
+    /* batches beyond the reservation are refused, not overrun, and out is not written */
+    ck_assert(isnan(tfm_ops.forward(mm, &b, NULL)));
+    assert_reported(1, "reservation");
+    ck_assert_int_eq(tfm_ops.decode(mm, b.src, 3, 5, 4, out), -1);
+    assert_reported(2, "reservation");
+    for (size_t k = 0; k < 12; k++)
+        ck_assert_int_eq(out[k], -7);
     trace_log log = {.Ts = 6, .Tt = 4};
-    ck_assert_int_eq(tfm_ops.trace(&m->base, b.src, 6, 4, tr, log_sink, &log), -1);
+    ck_assert_int_eq(tfm_ops.trace(mm, b.src, 6, 4, tr, log_sink, &log), -1);
+    assert_reported(3, "reservation");
+    ck_assert_uint_eq(log.n, 0);
+
+    /* backward needs the forward of its own batch, the last call before it */
+    b.B = 2; /* the first two sequences: within the reservation */
+    ck_assert_int_eq(tfm_ops.backward(mm, &b), -1);
+    assert_reported(4, "no forward");
+    ck_assert(isfinite(tfm_ops.forward(mm, &b, NULL)));
+    b.Tt = 3;
+    ck_assert_int_eq(tfm_ops.backward(mm, &b), -1);
+    assert_reported(5, "no forward");
+    b.Tt = 4;
+    ck_assert_int_eq(tfm_ops.decode(mm, b.src, 2, 5, 4, out), 0);
+    ck_assert_int_eq(tfm_ops.backward(mm, &b), -1); /* decode replaced the activations */
+    assert_reported(6, "no forward");
+    assert_no_gradient(m);
+
+    /* a token outside [0, V) in the source, the decoder input or the target: NaN */
+    const int V = (int)m->V;
+    int *where[] = {&b.src[2 * 5 - 1], &b.dec_in[1], &b.tgt[0]};
+    const char *what[] = {"source", "decoder input", "target"};
+    for (size_t k = 0; k < 3; k++) {
+        const int saved = *where[k];
+        *where[k] = V;
+        ck_assert(isnan(tfm_ops.forward(mm, &b, NULL)));
+        assert_reported(7 + 2 * (int)k, what[k]);
+        *where[k] = -1;
+        ck_assert(isnan(tfm_ops.forward(mm, &b, NULL)));
+        assert_reported(8 + 2 * (int)k, what[k]);
+        *where[k] = saved;
+    }
+    ck_assert_int_eq(tfm_ops.backward(mm, &b), -1); /* the failed forwards left nothing */
+    assert_reported(13, "no forward");
+    /* a backward handed other tokens than its forward's checks them too */
+    ck_assert(isfinite(tfm_ops.forward(mm, &b, NULL)));
+    const int saved = b.dec_in[1];
+    b.dec_in[1] = V;
+    ck_assert_int_eq(tfm_ops.backward(mm, &b), -1);
+    assert_reported(14, "vocabulary");
+    b.dec_in[1] = saved;
+    assert_no_gradient(m);
+
+    /* decoding or tracing a bad source */
+    b.src[0] = V;
+    ck_assert_int_eq(tfm_ops.decode(mm, b.src, 2, 5, 4, out), -1);
+    assert_reported(15, "source");
+    trace_log log2 = {.Ts = 5, .Tt = 4};
+    ck_assert_int_eq(tfm_ops.trace(mm, b.src, 5, 4, tr, log_sink, &log2), -1);
+    assert_reported(16, "source");
+    ck_assert_uint_eq(log2.n, 0);
+    b.src[0] = 0;
+    gsl_set_error_handler(old);
+
     /* growing the reservation keeps the model usable */
-    ck_assert_int_eq(tfm_ops.reserve(&m->base, 3, 5, 4), 0);
-    ck_assert(isfinite(tfm_ops.forward(&m->base, &b, NULL)));
-    tfm_ops.free(&m->base);
+    b.B = 3;
+    ck_assert_int_eq(tfm_ops.reserve(mm, 3, 5, 4), 0);
+    ck_assert(isfinite(tfm_ops.forward(mm, &b, NULL)));
+    ck_assert_int_eq(tfm_ops.backward(mm, &b), 0);
+    tfm_ops.free(mm);
     batch_free(&b);
     gsl_rng_free(r);
 }

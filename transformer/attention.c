@@ -6,7 +6,8 @@
  * K, V and O is a column block of width dk, viewed in place with the row stride of the
  * full matrix (gsl_matrix_view_array_with_tda), so the heads are never copied apart or
  * concatenated back. Multi-head attention (§3.2.2) wraps it in projections that run as one
- * GEMM over all B·T rows of the batch.
+ * GEMM over all B·T rows of the batch (op_linear_forward, op_add_bias and op_bias_backward
+ * of common/tensor.h: this file calls no other file of the model).
  *
  * Invariant. Masked scores are exactly −∞, so their weights are exactly 0 and a masked key
  * contributes 0·v to the output: nothing about it, not even rounding, reaches the query.
@@ -225,9 +226,9 @@ static void plan_blocks(row_blocks *rb, const gsl_matrix *M, size_t Tq, size_t T
     }
 }
 
-void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl_matrix *Q,
-                           const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
-                           size_t NH, double *scratch)
+void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, double *scratch,
+                           const gsl_matrix *Q, const gsl_matrix *K, const gsl_matrix *Vm,
+                           const gsl_matrix *M, size_t NH)
 {
     const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
     assert(!P || (P->size1 == NH * Tq && P->size2 == Tk));
@@ -287,10 +288,10 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl
     }
 }
 
-void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
+void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV, double *scratch,
                             const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
                             const gsl_matrix *Vm, const gsl_matrix *M, const gsl_matrix *P,
-                            const double *stat, size_t NH, double *scratch)
+                            const double *stat, size_t NH)
 {
     const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
     const double scale = 1.0 / sqrt((double)dk);
@@ -445,7 +446,7 @@ void tfm_mha_project_q(gsl_matrix *Q, const gsl_matrix *Xq, const tfm_mha *p)
     gsl_matrix_const_view Wq = gsl_matrix_const_submatrix(p->w_in, 0, 0, D, D);
     gsl_matrix_const_view bq = gsl_matrix_const_submatrix(p->b_in, 0, 0, 1, D);
     /* Q (N,D) = Xq (N,D) · W_qᵀ (D,D) + b_q */
-    tfm_linear_forward(Q, Xq, &Wq.matrix, &bq.matrix);
+    op_linear_forward(Q, Xq, &Wq.matrix, &bq.matrix);
 }
 
 void tfm_mha_project_kv(gsl_matrix *KV, const gsl_matrix *Xkv, const tfm_mha *p)
@@ -455,7 +456,7 @@ void tfm_mha_project_kv(gsl_matrix *KV, const gsl_matrix *Xkv, const tfm_mha *p)
     gsl_matrix_const_view Wkv = gsl_matrix_const_submatrix(p->w_in, D, 0, 2 * D, D);
     gsl_matrix_const_view bkv = gsl_matrix_const_submatrix(p->b_in, 0, D, 1, 2 * D);
     /* [K | V] (N,2D) = Xkv (N,D) · [W_k; W_v]ᵀ (D,2D) + [b_k, b_v] */
-    tfm_linear_forward(KV, Xkv, &Wkv.matrix, &bkv.matrix);
+    op_linear_forward(KV, Xkv, &Wkv.matrix, &bkv.matrix);
 }
 
 /* The attention of each of B sequences: a->q (B·Tq, D) and the Tk keys and values of
@@ -479,8 +480,8 @@ static void attend_batch(tfm_mha_act *a, const gsl_matrix *M, size_t B, size_t T
         if (a->p.matrix.data)
             Pb = gsl_matrix_submatrix(&a->p.matrix, b * NH * Tq, 0, NH * Tq, Tk);
         tfm_attention_forward(&Ob.matrix, a->p.matrix.data ? &Pb.matrix : NULL,
-                              a->stat + 2 * b * NH * Tq, &Qb.matrix, &Kb.matrix, &Vb.matrix,
-                              M, NH, a->pbuf);
+                              a->stat + 2 * b * NH * Tq, a->pbuf, &Qb.matrix, &Kb.matrix,
+                              &Vb.matrix, M, NH);
     }
 }
 
@@ -488,7 +489,7 @@ void tfm_mha_output(gsl_matrix *Y, const gsl_matrix *O, const tfm_mha *p)
 {
     /* Y (N,D) += O (N,D) · W_oᵀ (D,D) + b_o: W_o mixes what the heads found */
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, O, p->w_out, 1.0, Y);
-    tfm_add_bias(Y, p->b_out);
+    op_add_bias(Y, p->b_out);
 }
 
 void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
@@ -498,7 +499,7 @@ void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
     const size_t Tk = Xkv->size1 / B;
     if (Xq == Xkv && a->qkv.matrix.data) {
         /* [Q | K | V] (N,3D) = X (N,D) · [W_q; W_k; W_v]ᵀ (D,3D) + b_in: one GEMM */
-        tfm_linear_forward(&a->qkv.matrix, Xq, p->w_in, p->b_in);
+        op_linear_forward(&a->qkv.matrix, Xq, p->w_in, p->b_in);
     } else {
         tfm_mha_project_q(&a->q.matrix, Xq, p);
         tfm_mha_project_kv(&a->kv.matrix, Xkv, p);
@@ -508,9 +509,9 @@ void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
     tfm_mha_output(Y, &a->o.matrix, p);
 }
 
-void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_matrix *dY,
-                      const gsl_matrix *Xq, const gsl_matrix *Xkv, const tfm_mha_act *a,
-                      const tfm_mha *p, size_t B, size_t NH, const tfm_work *w)
+void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, tfm_work *w,
+                      const gsl_matrix *dY, const gsl_matrix *Xq, const gsl_matrix *Xkv,
+                      const tfm_mha_act *a, const tfm_mha *p, size_t B, size_t NH)
 {
     const size_t Nq = Xq->size1, Nk = Xkv->size1, D = Xq->size2;
     const size_t Tq = Nq / B, Tk = Nk / B;
@@ -528,7 +529,7 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
      *   dW_o (D,D) += dYᵀ (D,Nq) · O (Nq,D);  db_o += Σ_rows dY
      *   dO (Nq,D) = dY (Nq,D) · W_o (D,D) */
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dY, &a->o.matrix, 1.0, dp->w_out);
-    tfm_bias_backward(dp->b_out, dY);
+    op_bias_backward(dp->b_out, dY);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dY, p->w_out, 0.0, &dO.matrix);
 
     /* forward: O_b = Attention(Q_b, K_b, V_b) for each sequence b; the attention backward
@@ -546,9 +547,9 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
         gsl_matrix_view dQb = gsl_matrix_submatrix(&dQ.matrix, b * Tq, 0, Tq, D);
         gsl_matrix_view dKb = gsl_matrix_submatrix(&dKV.matrix, b * Tk, 0, Tk, D);
         gsl_matrix_view dVb = gsl_matrix_submatrix(&dKV.matrix, b * Tk, D, Tk, D);
-        tfm_attention_backward(&dQb.matrix, &dKb.matrix, &dVb.matrix, &dOb.matrix, &Qb.matrix,
-                               &Kb.matrix, &Vb.matrix, a->mask, kept ? &Pb.matrix : NULL,
-                               a->stat + 2 * b * NH * Tq, NH, w->att);
+        tfm_attention_backward(&dQb.matrix, &dKb.matrix, &dVb.matrix, w->att, &dOb.matrix,
+                               &Qb.matrix, &Kb.matrix, &Vb.matrix, a->mask,
+                               kept ? &Pb.matrix : NULL, a->stat + 2 * b * NH * Tq, NH);
     }
 
     if (fused) {
@@ -557,7 +558,7 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
          *   dX (N,D) += dQKV (N,3D) · W_in (3D,D) */
         gsl_matrix_view dQKVn = gsl_matrix_submatrix(&dQKV.matrix, 0, 0, Nq, 3 * D);
         gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQKVn.matrix, Xq, 1.0, dp->w_in);
-        tfm_bias_backward(dp->b_in, &dQKVn.matrix);
+        op_bias_backward(dp->b_in, &dQKVn.matrix);
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQKVn.matrix, p->w_in, 1.0, dXq);
         return;
     }
@@ -569,7 +570,7 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
     gsl_matrix_view dWkv = gsl_matrix_submatrix(dp->w_in, D, 0, 2 * D, D);
     gsl_matrix_view dbkv = gsl_matrix_submatrix(dp->b_in, 0, D, 1, 2 * D);
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dKV.matrix, Xkv, 1.0, &dWkv.matrix);
-    tfm_bias_backward(&dbkv.matrix, &dKV.matrix);
+    op_bias_backward(&dbkv.matrix, &dKV.matrix);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dKV.matrix, &Wkv.matrix, 1.0, dXkv);
 
     /* forward: Q = Xq · W_qᵀ + b_q
@@ -580,6 +581,6 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_
     gsl_matrix_view dWq = gsl_matrix_submatrix(dp->w_in, 0, 0, D, D);
     gsl_matrix_view dbq = gsl_matrix_submatrix(dp->b_in, 0, 0, 1, D);
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQ.matrix, Xq, 1.0, &dWq.matrix);
-    tfm_bias_backward(&dbq.matrix, &dQ.matrix);
+    op_bias_backward(&dbq.matrix, &dQ.matrix);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQ.matrix, &Wq.matrix, 1.0, dXq);
 }

@@ -10,19 +10,30 @@
  * a (N, D) matrix is its column block j·dk .. (j+1)·dk − 1, seen in place through
  * gsl_matrix_view_array_with_tda (row stride D), never copied.
  *
- * Ownership. Parameters are views into the model's arena (common/tensor.h): the structs
- * below only point into it, one copy pointing at the values and one, of the same type,
- * at the gradients. Activations are views into one block that reserve() allocates for the
- * largest batch and that each forward carves again at the sizes of its batch; backward
- * reads what the last forward left there. Nothing allocates during a step.
+ * Ownership. Parameters are views into the model's arena (common/tensor.h), named and
+ * bound by one walk (common/walk.h): the structs below only point into it, one copy
+ * pointing at the values and one, of the same type, at the gradients. Activations are
+ * views into one block (common/carve.h) that reserve() allocates for the largest batch and
+ * that each forward carves again at the sizes of its batch; backward reads what the last
+ * forward left there. Nothing allocates during a step.
+ *
+ * Files. The model: tfm.c (the size table, allocation and initialisation, the run-time
+ * state and reserve(), embeddings and positions, the ops table), tfm_pass.c (the two
+ * stacks, forward and backward), tfm_decode.c (greedy decoding with a key/value cache,
+ * traces); the last two read the state and the embeddings of tfm.c, whose ops table lists
+ * them. Its pieces, each calling only those after it: layer.c (walks and carving of every
+ * piece, residual sublayers, encoder and decoder layers), attention.c (softmax, scaled
+ * dot-product and multi-head attention), ffn.c (feed-forward), norm.c (layer norm). The
+ * linear maps are common/tensor.h's op_linear_forward, op_add_bias and op_bias_backward.
  *
  * Conventions as in PyTorch's nn.Transformer, so weights are comparable: W_q, W_k, W_v are
  * stacked in one (3D, D) matrix (in_proj_weight); every linear map stores W as (out, in)
  * and computes y = x·Wᵀ + b.
  *
  * Argument order, everywhere: outputs first, then inputs and weights, then sizes.
- * Backward takes the gradients it accumulates (+=), then the upstream gradient, then
- * what the forward kept, then the weights.
+ * Backward takes the gradients it writes or accumulates (+=) — the input gradient first,
+ * then the weight gradients, then the scratch it writes — then the upstream gradient,
+ * then what the forward kept, then the weights, then sizes.
  */
 #ifndef ATTNLAB_TFM_H
 #define ATTNLAB_TFM_H
@@ -30,8 +41,10 @@
 #include <stddef.h>
 #include <gsl/gsl_matrix.h>
 
+#include "../common/carve.h"
 #include "../common/model.h"
 #include "../common/tensor.h"
+#include "../common/walk.h"
 
 #define TFM_LN_EPS 1e-5 /* ε of layer norm, as PyTorch's default */
 
@@ -62,64 +75,36 @@ typedef struct tfm_ffn {
 
 /* One encoder layer (§3.1): self-attention, then feed-forward, each a residual sublayer. */
 typedef struct tfm_enc_layer {
-    tfm_norm ln1;  /* norm of the attention sublayer */
-    tfm_mha attn;  /* self-attention: queries, keys and values from the layer's input */
-    tfm_norm ln2;  /* norm of the feed-forward sublayer */
-    tfm_ffn ff;
+    tfm_norm ln1;  /* (1, D) γ, β: norm of the attention sublayer */
+    tfm_mha attn;  /* (3D, D), (D, D): self-attention, queries, keys and values from the
+                    * layer's input */
+    tfm_norm ln2;  /* (1, D) γ, β: norm of the feed-forward sublayer */
+    tfm_ffn ff;    /* (F, D), (D, F): feed-forward */
 } tfm_enc_layer;
 
 /* One decoder layer (§3.1): masked self-attention, cross-attention, feed-forward. */
 typedef struct tfm_dec_layer {
-    tfm_norm ln1;
-    tfm_mha self;  /* masked self-attention over the target prefix */
-    tfm_norm ln2;
-    tfm_mha cross; /* queries from the decoder, keys and values from the memory */
-    tfm_norm ln3;
-    tfm_ffn ff;
+    tfm_norm ln1;  /* (1, D) γ, β: norm of the self-attention sublayer */
+    tfm_mha self;  /* (3D, D), (D, D): masked self-attention over the target prefix */
+    tfm_norm ln2;  /* (1, D) γ, β: norm of the cross-attention sublayer */
+    tfm_mha cross; /* (3D, D), (D, D): queries from the decoder, keys and values from the
+                    * memory */
+    tfm_norm ln3;  /* (1, D) γ, β: norm of the feed-forward sublayer */
+    tfm_ffn ff;    /* (F, D), (D, F): feed-forward */
 } tfm_dec_layer;
 
 /* ---- the size table, written once ---------------------------------------------------
- * One walk over a model's tensors, in arena order, serves three passes: counting them,
- * writing the size table, and handing out the value and gradient views of the built
- * arena. Names and shapes are therefore written in exactly one place. */
-typedef struct tfm_walk {
-    arena_spec *spec; /* size table being written, or NULL */
-    arena *a;         /* built arena whose views are handed out, or NULL */
-    size_t n;         /* tensors visited so far */
-    int failed;       /* a name did not fit ARENA_NAME_MAX */
-} tfm_walk;
-
-/* Visits one tensor called prefix.name of shape (rows, cols): counts it, describes it in
- * the size table, or points *w and *g at its value and gradient, depending on the pass. */
-void tfm_walk_tensor(tfm_walk *wk, gsl_matrix **w, gsl_matrix **g, const char *prefix,
-                     const char *name, size_t rows, size_t cols);
-void tfm_walk_norm(tfm_walk *wk, tfm_norm *w, tfm_norm *g, const char *prefix, size_t D);
-void tfm_walk_mha(tfm_walk *wk, tfm_mha *w, tfm_mha *g, const char *prefix, size_t D);
-void tfm_walk_ffn(tfm_walk *wk, tfm_ffn *w, tfm_ffn *g, const char *prefix, size_t D,
-                  size_t F);
-void tfm_walk_enc_layer(tfm_walk *wk, tfm_enc_layer *w, tfm_enc_layer *g, const char *prefix,
+ * Each walker names the tensors of one piece with walk_tensor (common/walk.h), in a fixed
+ * order: the order of the arena, and so of checkpoints, of the optimiser's flat loops and
+ * of the initialisation's draws. Names are prefix.part, e.g. "dec.1.cross.w_in". w and g
+ * receive the views of the values and of the gradients (walk_build's last pass). */
+void tfm_norm_walk(walk *wk, tfm_norm *w, tfm_norm *g, const char *prefix, size_t D);
+void tfm_mha_walk(walk *wk, tfm_mha *w, tfm_mha *g, const char *prefix, size_t D);
+void tfm_ffn_walk(walk *wk, tfm_ffn *w, tfm_ffn *g, const char *prefix, size_t D, size_t F);
+void tfm_enc_layer_walk(walk *wk, tfm_enc_layer *w, tfm_enc_layer *g, const char *prefix,
                         size_t D, size_t F);
-void tfm_walk_dec_layer(tfm_walk *wk, tfm_dec_layer *w, tfm_dec_layer *g, const char *prefix,
+void tfm_dec_layer_walk(walk *wk, tfm_dec_layer *w, tfm_dec_layer *g, const char *prefix,
                         size_t D, size_t F);
-
-/* Builds arena a from the tensors that visit(wk, ctx) walks: counts them, writes the size
- * table, allocates the arena (zeroed) and walks once more to hand out the views. Returns
- * 0, or -1 when memory runs out or a name is too long (a is then empty). */
-int tfm_walk_build(arena *a, void (*visit)(tfm_walk *wk, void *ctx), void *ctx);
-
-/* ---- carving activations out of one block -------------------------------------------
- * A carver hands out consecutive pieces of a block. With a NULL block it only counts, so
- * the same carving code first measures the block (in reserve) and then cuts it up. */
-typedef struct tfm_carver {
-    double *base; /* block being cut, or NULL to count only */
-    size_t used;  /* doubles handed out so far */
-    int overflow; /* a size did not fit in size_t */
-} tfm_carver;
-
-/* The next rows·cols doubles as a (rows, cols) matrix view (an empty view when counting). */
-gsl_matrix_view tfm_carve_matrix(tfm_carver *c, size_t rows, size_t cols);
-/* The next n doubles (NULL when counting). */
-double *tfm_carve_vector(tfm_carver *c, size_t n);
 
 /* ---- activations --------------------------------------------------------------------- */
 
@@ -151,21 +136,21 @@ typedef struct tfm_mha_act {
 
 /* One encoder layer's activations for B sequences of Ts positions. */
 typedef struct tfm_enc_act {
-    tfm_sub_act s1;    /* attention sublayer; s1.y is the stream after it */
+    tfm_sub_act s1;    /* (B·Ts, D) attention sublayer; s1.y is the stream after it */
     tfm_mha_act att;   /* (B, Ts, Ts) self-attention */
-    tfm_sub_act s2;    /* feed-forward sublayer; s2.y is the layer's output */
+    tfm_sub_act s2;    /* (B·Ts, D) feed-forward sublayer; s2.y is the layer's output */
     gsl_matrix_view h; /* (B·Ts, F) max(0, x·W_1ᵀ + b_1), kept after the ReLU */
 } tfm_enc_act;
 
 /* One decoder layer's activations for B sequences of Tt positions reading Ts. */
 typedef struct tfm_dec_act {
-    tfm_sub_act s1;    /* masked self-attention sublayer */
+    tfm_sub_act s1;    /* (B·Tt, D) masked self-attention sublayer */
     tfm_mha_act self;  /* (B, Tt, Tt); in decoding, self.kv is where a step projects [K | V] */
-    tfm_sub_act s2;    /* cross-attention sublayer */
+    tfm_sub_act s2;    /* (B·Tt, D) cross-attention sublayer */
     tfm_mha_act cross; /* (B, Tt, Ts); cross.kv holds the memory's keys and values (copied,
                         * in decoding, into the step's caches) */
-    tfm_sub_act s3;    /* feed-forward sublayer; s3.y is the layer's output */
-    gsl_matrix_view h; /* (B·Tt, F) */
+    tfm_sub_act s3;    /* (B·Tt, D) feed-forward sublayer; s3.y is the layer's output */
+    gsl_matrix_view h; /* (B·Tt, F) the feed-forward hidden layer, after the ReLU */
 } tfm_dec_act;
 
 /* Keeping the attention weights. A training step keeps, for each attention of each layer,
@@ -178,20 +163,31 @@ typedef struct tfm_dec_act {
 /* Whether a batch (B, Ts, Tt) keeps its weights: their bytes over all L layers ≤ the bound. */
 int tfm_keep_maps(size_t B, size_t Ts, size_t Tt, size_t NH, size_t L);
 
-void tfm_sub_act_carve(tfm_sub_act *s, tfm_carver *c, size_t N, size_t D);
-/* self: carve q and kv as the column blocks of one [Q | K | V] matrix (needs Tq = Tk).
- * keep: carve p for every weight, else pbuf for one head's. */
-void tfm_mha_act_carve(tfm_mha_act *a, tfm_carver *c, size_t B, size_t Tq, size_t Tk,
-                       size_t D, size_t NH, int self, int keep);
-void tfm_enc_act_carve(tfm_enc_act *a, tfm_carver *c, size_t B, size_t T, size_t D, size_t F,
+/* The carvers of the activations (common/carve.h): each takes from c, in a fixed order,
+ * the arrays of one piece at the sizes given, and points the views of its struct at them
+ * (empty views when c only counts). The model's layout calls them once per layer, the
+ * tests on blocks of their own. */
+
+/* s: n and y (N, D), mean and rstd (N). */
+void tfm_sub_act_carve(tfm_sub_act *s, carver *c, size_t N, size_t D);
+/* a: as tfm_mha_act lists, for B sequences of Tq queries and Tk keys. self: q and kv as
+ * the column blocks of one [Q | K | V] matrix (needs Tq = Tk). keep: p for every weight,
+ * else pbuf for one head's. */
+void tfm_mha_act_carve(tfm_mha_act *a, carver *c, size_t B, size_t Tq, size_t Tk, size_t D,
+                       size_t NH, int self, int keep);
+/* a: one encoder layer for B sequences of T positions (self-attention over T keys). */
+void tfm_enc_act_carve(tfm_enc_act *a, carver *c, size_t B, size_t T, size_t D, size_t F,
                        size_t NH, int keep);
-void tfm_dec_act_carve(tfm_dec_act *a, tfm_carver *c, size_t B, size_t Tt, size_t Ts,
-                       size_t D, size_t F, size_t NH, int keep);
+/* a: one decoder layer for B sequences of Tt positions reading Ts memory positions. */
+void tfm_dec_act_carve(tfm_dec_act *a, carver *c, size_t B, size_t Tt, size_t Ts, size_t D,
+                       size_t F, size_t NH, int keep);
 
 /* Scratch of the backward pass, shared by all layers (each uses it, then the next). The
- * pointers are raw so each use makes views of the size it needs. */
+ * pointers are raw so each use makes views of the size it needs. A backward writes it:
+ * it is passed without const, after the gradients. */
 typedef struct tfm_work {
-    size_t rows, keys;  /* capacity: N ≤ rows, Tq and Tk ≤ keys */
+    size_t rows;  /* capacity in rows: N ≤ rows for every matrix below */
+    size_t keys;  /* capacity in positions: Tq and Tk ≤ keys */
     double *g;    /* (rows, D) gradient of the residual stream inside a layer */
     double *dn;   /* (rows, D) gradient of a sublayer's n (see tfm_sub_act) */
     double *dqkv; /* (rows, 3D) gradient of [Q | K | V] (or of Q and of [K | V] apart) */
@@ -201,21 +197,8 @@ typedef struct tfm_work {
                    * then P_j itself, made again when the weights were not kept */
 } tfm_work;
 
-void tfm_work_carve(tfm_work *w, tfm_carver *c, size_t rows, size_t keys, size_t D, size_t F);
-
-/* ---- linear maps ------------------------------------------------------------------- */
-
-/* Y (N, n) = X (N, m)·Wᵀ (m, n) + b (1, n). Y starts as b in every row and the GEMM adds
- * X·Wᵀ onto it (beta = 1): no pass for the bias, and none for BLAS to zero Y first. Y may
- * have any row stride. */
-void tfm_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
-                        const gsl_matrix *b);
-
-/* Y (N, n) += b (1, n) in every row; db (1, n) += Σ_rows dY (N, n). op_add_bias and
- * op_bias_backward (common/tensor.h, their plain references), vectorised: the same
- * additions in the same order, so the same bits. */
-void tfm_add_bias(gsl_matrix *Y, const gsl_matrix *b);
-void tfm_bias_backward(gsl_matrix *db, const gsl_matrix *dY);
+/* w: the scratch above for up to rows rows and keys positions. */
+void tfm_work_carve(tfm_work *w, carver *c, size_t rows, size_t keys, size_t D, size_t F);
 
 /* ---- layer norm --------------------------------------------------------------------- */
 
@@ -254,18 +237,18 @@ void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size
  * weight row's maximum and 1/sum (tfm_softmax_row). M (Tq, Tk) adds 0 where a query may
  * look and −∞ where it may not, or is NULL for no mask. A query whose every key is masked
  * gets weights 0 and output 0 (never NaN). */
-void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, const gsl_matrix *Q,
-                           const gsl_matrix *K, const gsl_matrix *Vm, const gsl_matrix *M,
-                           size_t NH, double *scratch);
+void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, double *scratch,
+                           const gsl_matrix *Q, const gsl_matrix *K, const gsl_matrix *Vm,
+                           const gsl_matrix *M, size_t NH);
 /* Writes dQ (Tq, D), dK and dV (Tk, D) from dO (Tq, D) and what the forward read and
  * wrote: the weights P, or, with P NULL, their statistics stat, from which each head's
  * weights are made again, the same bits. They are gradients of activations, each written
  * once, so they are not accumulated (no pass to zero them first). scratch holds Tq·Tk
  * doubles, 2·Tq·Tk when P is NULL. */
-void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV,
+void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV, double *scratch,
                             const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
                             const gsl_matrix *Vm, const gsl_matrix *M, const gsl_matrix *P,
-                            const double *stat, size_t NH, double *scratch);
+                            const double *stat, size_t NH);
 
 /* Decoding: the query of one new position of each of B sequences, Q (B, D), attends to
  * Tk cached positions; writes O (B, D). Sequence b's keys are transposed, a (D, Tk) block
@@ -296,18 +279,20 @@ void tfm_mha_output(gsl_matrix *Y, const gsl_matrix *O, const tfm_mha *p);
 void tfm_mha_forward(gsl_matrix *Y, tfm_mha_act *a, const gsl_matrix *Xq,
                      const gsl_matrix *Xkv, const tfm_mha *p, const gsl_matrix *M, size_t B,
                      size_t NH);
-/* Accumulates dXq, dXkv (which may be the same matrix) and dp from dY (B·Tq, D). */
-void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, const gsl_matrix *dY,
-                      const gsl_matrix *Xq, const gsl_matrix *Xkv, const tfm_mha_act *a,
-                      const tfm_mha *p, size_t B, size_t NH, const tfm_work *w);
+/* Accumulates dXq, dXkv (which may be the same matrix) and dp from dY (B·Tq, D); writes
+ * the scratch w. */
+void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, tfm_work *w,
+                      const gsl_matrix *dY, const gsl_matrix *Xq, const gsl_matrix *Xkv,
+                      const tfm_mha_act *a, const tfm_mha *p, size_t B, size_t NH);
 
 /* ---- position-wise feed-forward (§3.3) ---------------------------------------------- */
 
 /* H (N, F) = max(0, X·W_1ᵀ + b_1); Y (N, D) += H·W_2ᵀ + b_2. */
 void tfm_ffn_forward(gsl_matrix *Y, gsl_matrix *H, const gsl_matrix *X, const tfm_ffn *p);
-/* Accumulates dX (N, D) and dp from dY (N, D). */
-void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, const gsl_matrix *dY, const gsl_matrix *X,
-                      const gsl_matrix *H, const tfm_ffn *p, const tfm_work *w);
+/* Accumulates dX (N, D) and dp from dY (N, D), given the forward's input X and its H;
+ * writes the scratch w. */
+void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, tfm_work *w, const gsl_matrix *dY,
+                      const gsl_matrix *X, const gsl_matrix *H, const tfm_ffn *p);
 
 /* ---- layers (§3.1) ------------------------------------------------------------------ */
 
@@ -325,11 +310,11 @@ void tfm_sublayer_close(tfm_sub_act *s, const tfm_norm *ln, int post_ln);
  * then feed-forward. Output in a->s2.y. */
 void tfm_encoder_layer_forward(tfm_enc_act *a, const gsl_matrix *X, const tfm_enc_layer *p,
                                size_t B, size_t NH, int post_ln);
-/* Accumulates dX (B·T, D) and dp from dY, the gradient of a->s2.y. */
-void tfm_encoder_layer_backward(gsl_matrix *dX, tfm_enc_layer *dp, const gsl_matrix *dY,
-                                const gsl_matrix *X, const tfm_enc_act *a,
-                                const tfm_enc_layer *p, size_t B, size_t NH, int post_ln,
-                                const tfm_work *w);
+/* Accumulates dX (B·T, D) and dp from dY, the gradient of a->s2.y; writes the scratch w. */
+void tfm_encoder_layer_backward(gsl_matrix *dX, tfm_enc_layer *dp, tfm_work *w,
+                                const gsl_matrix *dY, const gsl_matrix *X,
+                                const tfm_enc_act *a, const tfm_enc_layer *p, size_t B,
+                                size_t NH, int post_ln);
 
 /* Decoder layer on X (B·Tt, D) with the memory Mem (B·Ts, D): self-attention under mask
  * (Tt, Tt) (the causal mask, or NULL), cross-attention on the memory, feed-forward.
@@ -337,32 +322,31 @@ void tfm_encoder_layer_backward(gsl_matrix *dX, tfm_enc_layer *dp, const gsl_mat
 void tfm_decoder_layer_forward(tfm_dec_act *a, const gsl_matrix *X, const gsl_matrix *Mem,
                                const gsl_matrix *mask, const tfm_dec_layer *p, size_t B,
                                size_t NH, int post_ln);
-/* Accumulates dX (B·Tt, D), dMem (B·Ts, D) and dp from dY, the gradient of a->s3.y. */
+/* Accumulates dX (B·Tt, D), dMem (B·Ts, D) and dp from dY, the gradient of a->s3.y;
+ * writes the scratch w. */
 void tfm_decoder_layer_backward(gsl_matrix *dX, gsl_matrix *dMem, tfm_dec_layer *dp,
-                                const gsl_matrix *dY, const gsl_matrix *X,
+                                tfm_work *w, const gsl_matrix *dY, const gsl_matrix *X,
                                 const gsl_matrix *Mem, const tfm_dec_act *a,
-                                const tfm_dec_layer *p, size_t B, size_t NH, int post_ln,
-                                const tfm_work *w);
+                                const tfm_dec_layer *p, size_t B, size_t NH, int post_ln);
 
 /* ---- the model `transformer` ------------------------------------------------------- */
 
+/* The kinds of positions (--pos). */
 typedef enum { TFM_POS_SINUSOIDAL, TFM_POS_LEARNED, TFM_POS_NONE } tfm_pos;
 
-/* PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)), PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
-void tfm_sinusoid(double *pe, size_t Lmax, size_t D);
-
-/* Every parameter tensor; the model holds one of these for values, one for gradients. */
-typedef struct tfm_weights {
+/* Every parameter tensor; the model holds one of these for the values (w) and one, of
+ * the same type, for the gradients (g). */
+typedef struct tfm_params {
     gsl_matrix *enc_emb;   /* (V, D) source token embeddings */
     gsl_matrix *dec_emb;   /* (V, D) target token embeddings */
     gsl_matrix *pos;       /* (Lmax, D) learned positions, shared by both stacks; or NULL */
     tfm_enc_layer *enc;    /* (L) encoder layers */
-    tfm_norm enc_norm;     /* final norm of the encoder stack */
+    tfm_norm enc_norm;     /* (1, D) γ and β: final norm of the encoder stack */
     tfm_dec_layer *dec;    /* (L) decoder layers */
-    tfm_norm dec_norm;     /* final norm of the decoder stack */
+    tfm_norm dec_norm;     /* (1, D) γ and β: final norm of the decoder stack */
     gsl_matrix *out_w;     /* (V, D) output projection to the vocabulary */
-    gsl_matrix *out_b;     /* (1, V) */
-} tfm_weights;
+    gsl_matrix *out_b;     /* (1, V) its bias */
+} tfm_params;
 
 /* One greedy-decoding step for B sequences: the decoder at one new position. */
 typedef struct tfm_step {
@@ -378,54 +362,104 @@ typedef struct tfm_step {
     double *v_self;         /* (L, B, Tt, D) each layer's values so far */
     double *kt_cross;       /* (L, B, D, Ts) the memory's keys of each layer, transposed */
     double *v_cross;        /* (L, B, Ts, D) the memory's values of each layer */
-    gsl_matrix_view h;      /* (B, F) */
+    gsl_matrix_view h;      /* (B, F) feed-forward hidden layer */
     gsl_matrix_view z;      /* (B, D) after the final norm */
-    double *z_mean, *z_rstd; /* (B) */
+    double *z_mean;         /* (B) its rows' means */
+    double *z_rstd;         /* (B) its rows' 1/√(σ² + ε) */
     gsl_matrix_view logits; /* (B, V) */
 } tfm_step;
 
-/* The run-time state: every activation of one batch, views into one block. */
+/* The run-time state: every activation of one batch, views into one block of doubles
+ * and one of ints (common/carve.h) that reserve() allocates and every batch carves again
+ * at its own sizes, behind a front part carved at the reservation's sizes (mask, ids),
+ * which therefore stays where it is. */
 typedef struct tfm_state {
-    size_t cap_B, cap_Ts, cap_Tt; /* the reservation */
-    size_t cap_n;                 /* doubles in block */
-    double *block;                /* every activation, carved again per batch */
+    size_t cap_B;                 /* the reservation: the most sequences of a batch, */
+    size_t cap_Ts, cap_Tt;        /* ... and the longest source and target */
+    carve_block blk;              /* (blk.nd doubles, blk.ni ints) everything below */
     double *mask_block;           /* (cap_Tt, cap_Tt) causal mask: 0 at j ≤ i, −∞ above */
     int *ids;                     /* (max(cap_B, cap_Tt)) tokens fed back while decoding */
-    size_t B, Ts, Tt;             /* the batch the views below were carved for */
+    size_t B, Ts, Tt;             /* the batch the views below were carved for; 0: none */
     int asked;                    /* ... and what it asked of the weights: 1 keep them
                                    * (a trace), 0 keep them if small, -1 never_keep */
+    int has_forward;              /* 1 while the views hold a whole forward of that batch:
+                                   * what backward differentiates */
     gsl_matrix_view xs;           /* (B·Ts, D) encoder input: emb_scale·E_src[x] + PE */
-    tfm_enc_act *enc;             /* (L) */
+    tfm_enc_act *enc;             /* (L) encoder layers */
     gsl_matrix_view mem;          /* (B·Ts, D) memory: final encoder norm of the stack */
-    double *mem_mean, *mem_rstd;  /* (B·Ts) */
+    double *mem_mean, *mem_rstd;  /* (B·Ts) each: that norm's statistics */
     gsl_matrix_view xt;           /* (B·Tt, D) decoder input: emb_scale·E_tgt[y] + PE */
-    tfm_dec_act *dec;             /* (L) */
+    tfm_dec_act *dec;             /* (L) decoder layers */
     gsl_matrix_view z;            /* (B·Tt, D) final decoder norm */
-    double *z_mean, *z_rstd;      /* (B·Tt) */
+    double *z_mean, *z_rstd;      /* (B·Tt) each: that norm's statistics */
     gsl_matrix_view logits;       /* (B·Tt, V) */
     gsl_matrix_view dlogits;      /* (B·Tt, V) written by the forward's cross-entropy */
     gsl_matrix_view mask;         /* (Tt, Tt) top-left corner of mask_block */
     double *dstream[2];           /* (B·max(Ts, Tt)·D) each: stream gradients, ping-pong */
     gsl_matrix_view dmem;         /* (B·Ts, D) gradient of the memory, summed over layers */
-    tfm_work work;
-    tfm_step step;
-    int no_mask; /* tests only: 1 drops the causal mask, to show that its test can fail */
+    tfm_work work;                /* (B·max(Ts, Tt) rows) backward scratch */
+    tfm_step step;                /* (B rows) one decoding step and its caches */
+    int no_mask;    /* tests only: 1 drops the causal mask, to show that its test can fail */
     int never_keep; /* tests only: 1 keeps no attention weights for the backward */
 } tfm_state;
 
 typedef struct tfm_model {
-    model base;        /* first, so a tfm_model * is a model * */
-    size_t D, NH, F, L, V, Lmax;
-    int post_ln;
-    tfm_pos pos;
+    struct model head; /* first, so a tfm_model * is a model *: ops, cfg, the arena */
+    /* the configuration head.cfg, decoded once */
+    size_t D;          /* model width (d_model) */
+    size_t NH;         /* heads; dk = D/NH */
+    size_t F;          /* feed-forward width (d_ff) */
+    size_t L;          /* layers of each stack */
+    size_t V;          /* vocabulary: the data symbols and BOS */
+    size_t Lmax;       /* longest sequence (max_len): rows of a position table */
+    int post_ln;       /* 1: post-LN order (the paper's), 0: pre-LN */
+    tfm_pos pos;       /* which positions are added to the embeddings */
     double emb_scale;  /* embeddings are multiplied by this (1: not by √D; see docs) */
     double *pe;        /* (Lmax, D) sinusoidal table when pos is sinusoidal, else NULL */
-    tfm_weights w;     /* parameter values (views into base.params.data) */
-    tfm_weights g;     /* gradients (views into base.params.grad) */
-    tfm_state s;
+    tfm_params w;      /* parameter values (views into head.params.data) */
+    tfm_params g;      /* their gradients, same shapes (views into head.params.grad) */
+    tfm_state s;       /* run-time state (reserve() allocates it) */
 } tfm_model;
 
 /* The registered model `transformer`. */
 extern const model_ops tfm_ops;
+
+/* ---- shared by the model's files (tfm.c, tfm_pass.c, tfm_decode.c) ------------------- */
+
+/* PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)), PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
+void tfm_sinusoid(double *pe, size_t Lmax, size_t D);
+
+/* X (n, D), row r = s·E[ids[r]] + PE[t0 + r mod T] for the n = X->size1 tokens ids, each
+ * in [0, V) (the caller checked them), with the embedding table E (V, D) and m's scale s
+ * and positions; T is the length of a sequence (rows r of one position share its PE). */
+void tfm_embed_forward(gsl_matrix *X, const int *ids, const gsl_matrix *E,
+                       const tfm_model *m, size_t T, size_t t0);
+/* Its backward: accumulates dE (V, D) += s·dX rows by token, and, unless dP is NULL
+ * (positions not learned), dP (Lmax, D) += dX rows by position, from dX (n, D). */
+void tfm_embed_backward(gsl_matrix *dE, gsl_matrix *dP, const gsl_matrix *dX,
+                        const int *ids, double s, size_t T);
+
+/* Carves the views of m's state at the sizes of a batch (B, Ts, Tt), keeping every
+ * attention weight when they are small enough (tfm_keep_maps) or when maps asks for them
+ * (a trace reads them). Returns 0, or -1, reporting nothing (the caller names its pass),
+ * when the batch does not fit the reservation. Every call ends what backward could
+ * differentiate (has_forward = 0): the views are about to be overwritten. */
+int tfm_state_fit(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps);
+
+/* Source tokens src (B, Ts), checked, → the memory m->s.mem (B·Ts, D), at the sizes the
+ * state was fitted to. */
+void tfm_encode(tfm_model *m, const int *src);
+/* Decoder inputs dec_in (B, Tt), checked, and the memory → m->s.logits (B·Tt, V),
+ * teacher forced (every position at once, under the causal mask). */
+void tfm_decode_teacher(tfm_model *m, const int *dec_in);
+
+/* The ops of `transformer`, with the contracts of common/model.h: reserve in tfm.c,
+ * forward and backward in tfm_pass.c, decode and trace in tfm_decode.c. */
+int tfm_reserve(model *m, size_t B, size_t Ts, size_t Tt);
+double tfm_forward(model *m, const batch *b, int *pred);
+int tfm_backward(model *m, const batch *b);
+int tfm_decode(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
+int tfm_trace(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
+              void *ctx);
 
 #endif
