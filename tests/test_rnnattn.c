@@ -19,6 +19,8 @@
 #include "../common/model.h"
 #include "../common/task.h"
 #include "../common/tensor.h"
+#include "../rnn_attention/addattn.h"
+#include "../rnn_attention/gru.h"
 #include "../rnn_attention/rnnattn.h"
 #include "testutil.h"
 
@@ -205,7 +207,7 @@ START_TEST(test_gru_layer_gradcheck)
     layer_loss(&c);
     gsl_matrix_view dout = gsl_matrix_submatrix(dHs, NB, 0, LT * NB, NH);
     gsl_matrix_memcpy(&dout.matrix, c.R); /* the gradient from outside: R; none on h_0 */
-    gru_layer_backward(&dw, dX, dHs, dXP, dHP, c.X, c.Hs, c.Act, c.HP, &c.w, NB);
+    gru_layer_backward(dX, &dw, dXP, dHP, dHs, c.X, c.Hs, c.Act, c.HP, &c.w, NB);
     gsl_matrix_view dh0 = blk(dHs, 0, NB);
 
     double err = 0.0;
@@ -346,10 +348,10 @@ START_TEST(test_attention_gradcheck)
     for (size_t t = c.Tt; t-- > 0;) {
         gsl_matrix_view dst = blk(dS, t, NB), dqt = blk(dQ, t, NB), dct = blk(&dC.matrix, t, NB);
         gsl_matrix_view at = blk(c.Alpha, t, NB), qt = blk(c.EQ, t, NB);
-        addattn_step_backward(&dst.matrix, &dqt.matrix, dK, &dw, &dct.matrix, &at.matrix,
-                              &qt.matrix, c.EK, c.Henc, &c.w, &c.ws);
+        addattn_step_backward(&dst.matrix, dK, &dw, &dqt.matrix, &c.ws, &dct.matrix,
+                              &at.matrix, &qt.matrix, c.EK, c.Henc, &c.w);
     }
-    addattn_seq_backward(&dw, dHenc, dQ, &dC.matrix, dK, c.S, c.Alpha, c.Henc, &c.w, NB);
+    addattn_seq_backward(dHenc, &dw, dQ, &dC.matrix, dK, c.S, c.Alpha, c.Henc, &c.w, NB);
 
     double err = 0.0;
     err = fmax(err, tu_gradcheck("attn s (query)", attn_loss, &c, c.S, dS));
