@@ -184,9 +184,11 @@ static void rnnattn_init(model *mm, gsl_rng *r)
 
 /* What state_layout lays out: the arrays of s, for the model m, at sizes (B, Ts, Tt). */
 typedef struct rnnattn_layout {
-    rnnattn_state *s;
-    const rnnattn_model *m;
-    size_t B, Ts, Tt;
+    rnnattn_state *s;       /* whose array pointers are set (a scratch state when counting) */
+    const rnnattn_model *m; /* its configuration and cell decide the widths */
+    size_t B;               /* batch size to make room for */
+    size_t Ts;              /* source length to make room for */
+    size_t Tt;              /* target length to make room for */
 } rnnattn_layout;
 
 /* rows·cols doubles, seen by each call at its own sizes (rnnattn.c). */
