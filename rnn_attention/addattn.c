@@ -1,5 +1,5 @@
 /* addattn.c — additive attention (Bahdanau, Cho & Bengio 2015), forward and backward,
- * one decoder step at a time (see rnnattn.h for the equations and the roles: the decoder
+ * one decoder step at a time (see addattn.h for the equations and the roles: the decoder
  * state is the query, the encoder states are the keys and the values).
  *
  * Where the work goes. Per decoder step and example, the scores need Ts·A evaluations of
@@ -20,7 +20,7 @@
  * example b's rows are j·B + b, B rows apart, so its (Ts, ·) slice is a view with row
  * stride B·tda — no copy.
  */
-#include "rnnattn.h"
+#include "addattn.h"
 
 #include <assert.h>
 #include <gsl/gsl_blas.h>
@@ -173,9 +173,7 @@ void addattn_keys_forward(gsl_matrix *EK, const gsl_matrix *Henc, const addattn_
 {
     assert(EK->size1 == Henc->size1 && EK->size2 == w->Wk->size1 && EK->tda == EK->size2);
     /* k (Ts·B,A) = Henc (Ts·B,H) · W_kᵀ (H,A) + b: every key of the sequence at once */
-    for (size_t i = 0; i < EK->size1; i++)
-        memcpy(gsl_matrix_ptr(EK, i, 0), w->bk->data, EK->size2 * sizeof(double));
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Henc, w->Wk, 1.0, EK);
+    op_linear_forward(EK, Henc, w->Wk, w->bk);
     /* kept as e^{2k}, the form the scores read */
     exp2x(EK->data, EK->size1 * EK->size2);
 }
@@ -210,11 +208,10 @@ void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
 
 /* ---- backward ----------------------------------------------------------------------- */
 
-void addattn_step_backward(gsl_matrix *ds_prev, gsl_matrix *dq, gsl_matrix *dK,
-                           const addattn_weights *dw, const gsl_matrix *dc,
+void addattn_step_backward(gsl_matrix *ds_prev, gsl_matrix *dK, addattn_weights *dw,
+                           gsl_matrix *dq, addattn_work *ws, const gsl_matrix *dc,
                            const gsl_matrix *alpha, const gsl_matrix *EQ, const gsl_matrix *EK,
-                           const gsl_matrix *Henc, const addattn_weights *w,
-                           const addattn_work *ws)
+                           const gsl_matrix *Henc, const addattn_weights *w)
 {
     const size_t B = alpha->size1, Ts = alpha->size2, A = EK->size2;
     assert(dq->size1 == B && dq->size2 == A && dK->size1 == Ts * B && dK->size2 == A);
@@ -247,7 +244,7 @@ void addattn_step_backward(gsl_matrix *ds_prev, gsl_matrix *dq, gsl_matrix *dK,
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dq, w->Wq, 1.0, ds_prev);
 }
 
-void addattn_seq_backward(const addattn_weights *dw, gsl_matrix *dHenc, const gsl_matrix *dQ,
+void addattn_seq_backward(gsl_matrix *dHenc, addattn_weights *dw, const gsl_matrix *dQ,
                           const gsl_matrix *dC, const gsl_matrix *dK, const gsl_matrix *S_prev,
                           const gsl_matrix *Alpha, const gsl_matrix *Henc,
                           const addattn_weights *w, size_t B)

@@ -1,5 +1,5 @@
 /* gru.c — the GRU cell of Cho et al. (2014) in PyTorch's form, and the GRU run over T
- * steps of a batch, forward and backward (see rnnattn.h for the equations).
+ * steps of a batch, forward and backward (see gru.h for the equations).
  *
  * Layout. The three gates of a row sit side by side, act row = [ r (H) | z (H) | n (H) ],
  * because the stacked weights Wx (3H, In) and Wh (3H, H) produce them in that order from
@@ -12,12 +12,11 @@
  * step reads" (blocks 0..T−1) and "the state each step writes" (blocks 1..T) are both one
  * contiguous view, and the recurrent weight gradient over all steps is one GEMM.
  */
-#include "rnnattn.h"
+#include "gru.h"
 
 #include <assert.h>
 #include <gsl/gsl_blas.h>
 #include <math.h>
-#include <string.h>
 
 #include "../common/fastmath.h"
 #include "../common/tensor.h"
@@ -31,14 +30,6 @@ static gsl_matrix_view block(gsl_matrix *m, size_t k, size_t B)
 static _gsl_matrix_const_view cblock(const gsl_matrix *m, size_t k, size_t B)
 {
     return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
-}
-
-/* Every row of m (N, C) set to the bias row (1, C): the start of "GEMM + bias" with the
- * GEMM then accumulating (beta = 1), one pass instead of two. */
-static void rows_from_bias(gsl_matrix *m, const gsl_matrix *bias)
-{
-    for (size_t i = 0; i < m->size1; i++)
-        memcpy(gsl_matrix_ptr(m, i, 0), bias->data, m->size2 * sizeof(double));
 }
 
 /* ---- the cell ------------------------------------------------------------------------ */
@@ -104,9 +95,9 @@ void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
     assert(act->size2 == 3 * H && hp->size1 == B && hp->size2 == 3 * H);
     assert(h->size1 == B && h_prev->size1 == B && h_prev->size2 == H);
 
-    /* hp (B,3H) = h_prev (B,H) · Whᵀ (H,3H) + bh: the recurrent part of all three gates */
-    rows_from_bias(hp, bh);
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, h_prev, Wh, 1.0, hp);
+    /* hp (B,3H) = h_prev (B,H) · Whᵀ (H,3H) + bh: the recurrent part of all three gates
+     * (the bias rows first, then the GEMM adds into them) */
+    op_linear_forward(hp, h_prev, Wh, bh);
 
     /* One fused pass per row: each element of the gates and the state touched once. */
     for (size_t b = 0; b < B; b++)
@@ -214,8 +205,7 @@ void gru_layer_forward(gsl_matrix *Hs, gsl_matrix *Act, gsl_matrix *HP, const gs
 
     /* Act (T·B,3H) = X (T·B,In) · Wxᵀ (In,3H) + bx: the input part of every step at once,
      * since it does not wait for the recurrence */
-    rows_from_bias(Act, w->bx);
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, w->Wx, 1.0, Act);
+    op_linear_forward(Act, X, w->Wx, w->bx);
 
     /* The recurrence, steps 1..T: step t reads block t−1 of Hs and writes block t. */
     for (size_t t = 1; t <= T; t++) {
@@ -225,10 +215,10 @@ void gru_layer_forward(gsl_matrix *Hs, gsl_matrix *Act, gsl_matrix *HP, const gs
     }
 }
 
-void gru_layer_backward(const gru_weights *dw, gsl_matrix *dX, gsl_matrix *dHs,
-                        gsl_matrix *dXP, gsl_matrix *dHP, const gsl_matrix *X,
-                        const gsl_matrix *Hs, const gsl_matrix *Act, const gsl_matrix *HP,
-                        const gru_weights *w, size_t B)
+void gru_layer_backward(gsl_matrix *dX, gru_weights *dw, gsl_matrix *dXP, gsl_matrix *dHP,
+                        gsl_matrix *dHs, const gsl_matrix *X, const gsl_matrix *Hs,
+                        const gsl_matrix *Act, const gsl_matrix *HP, const gru_weights *w,
+                        size_t B)
 {
     assert(B > 0 && X->size1 % B == 0);
     const size_t T = X->size1 / B;

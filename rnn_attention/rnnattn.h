@@ -1,161 +1,222 @@
-/* rnnattn.h — the GRU cell and layer, additive attention, and the attention
- * encoder-decoder `rnn_attention` (prefixes: gru_ for the GRU, addattn_ for the attention,
- * rnnattn_ for the model).
+/* rnnattn.h — the attention encoder-decoder `rnn_attention`: its parameters, its run-time
+ * state, the table of its two cells and its passes (prefix: rnnattn_). The GRU is gru.h
+ * (gru_), the attention addattn.h (addattn_).
  *
  * Shapes. B batch, Ts source length, Tt target length, E embedding width, H recurrent
- * state width, A attention width, V vocabulary (data symbols + BOS). Every activation is
- * time-major: row t·B + b holds example b at step t, so one step of the whole batch is a
- * contiguous block of B rows ("block t") and the steps of a sequence are one matrix.
+ * state width, A attention width, V vocabulary (data symbols + BOS), G gates per unit of
+ * the cell (3 for the GRU, 4 for the LSTM), GH = G·H. Every activation is time-major:
+ * row t·B + b holds example b at step t, so one step of the whole batch is a contiguous
+ * block of B rows ("block t") and the steps of a sequence are one matrix.
  *
- * GRU (Cho et al. 2014, "Learning Phrase Representations using RNN Encoder-Decoder"), in
- * PyTorch's form, gate order r, z, n stacked along the 3H axis of every weight:
- *     r  = σ(W_r x + b_ir + U_r h + b_hr)           reset gate
- *     z  = σ(W_z x + b_iz + U_z h + b_hz)           update gate
- *     n  = tanh(W_n x + b_in + r ⊙ (U_n h + b_hn))  candidate (r scales U_n h + b_hn,
- *                                                    which is why b_hn stays apart)
- *     h' = (1 − z) ⊙ n + z ⊙ h
- * Split of the work as in lstm/: the input part xp = x·Wxᵀ + bx of every step is one GEMM
- * before the loop; the cell adds the recurrent part hp = h·Whᵀ + bh.
+ * The model. Embedding (enc.embed) → GRU encoder, every state h_1..h_Ts kept as keys and
+ * values → decoder s_t = GRU([emb(y_{t−1}); c_t], s_{t−1}) with s_0 = h_Ts and c_t the
+ * attention over h_1..h_Ts with query s_{t−1} → logits_t = out.W [s_t; c_t] + out.b over
+ * all V tokens (Bahdanau, Cho & Bengio 2015). The PyTorch twin is GRUAttnSeq2Seq in
+ * shared/reference/models.py.
+ * With cell lstm both GRUs become LSTMs (lstm/lstm.h) and s_0 = (h_Ts, c_Ts): everything
+ * else is model `lstm`, so attention is the only difference (the controlled experiment).
+ * The two cells sit behind one table (rnnattn_cell, rnnattn_cell.c), chosen once when the
+ * model is allocated; the passes (rnnattn.c) call the cell only through it.
  *
- * Additive attention (Bahdanau, Cho & Bengio 2015, "Neural Machine Translation by Jointly
- * Learning to Align and Translate", eq. 6 and appendix A.1.2). The decoder state s_{t−1}
- * is the query; the encoder states h_1..h_Ts are the keys and also the values:
- *     q_t  = W_q s_{t−1}                    query projection, no bias      (A)
- *     k_j  = W_k h_j + b                    key projection, once per source (A)
- *     e_tj = vᵀ tanh(q_t + k_j)             alignment score
- *     α_t  = softmax_j(e_t)                 weights over the source, sum to 1
- *     c_t  = Σ_j α_tj h_j                   context: the values, weighted
+ * Parameters, in arena order: enc.embed (V, E), enc.Wx (GH, E), enc.Wh (GH, H), then
+ * enc.bx, enc.bh (1, 3H) for GRU or enc.b (1, 4H) for LSTM; dec.embed (V, E),
+ * dec.Wx (GH, E+H), dec.Wh (GH, H), dec biases as the encoder's; attn.Wq (A, H),
+ * attn.Wk (A, H), attn.bk (1, A), attn.v (1, A); out.W (V, 2H), out.b (1, V).
+ * dec.Wx's first E columns read the embedding, the last H the context. Checkpoints store
+ * the tensors by these names in this order.
+ * trace() sends one (Tt, Ts) matrix, "alignment", rows "tgt", cols "src": row t is α_t.
+ *
+ * Argument order, everywhere: outputs first, then inputs, then weights, then sizes. A
+ * backward takes the gradients it writes (the input gradient first, then the weight
+ * gradients, then the scratch it writes), then the upstream gradient, then what forward
+ * kept, then the weights, then sizes.
  */
 #ifndef ATTNLAB_RNNATTN_H
 #define ATTNLAB_RNNATTN_H
 
 #include <gsl/gsl_matrix.h>
+#include <gsl/gsl_rng.h>
 #include <stddef.h>
 
+#include "../common/carve.h"
 #include "../common/model.h"
+#include "addattn.h"
 
-/* ---- GRU ---------------------------------------------------------------------------- */
+/* ---- parameters ------------------------------------------------------------------------ */
 
-/* Views of one GRU's parameters, or of their gradients (same shapes). */
-typedef struct gru_weights {
-    gsl_matrix *Wx; /* (3H, In) input weights [W_r; W_z; W_n] */
-    gsl_matrix *Wh; /* (3H, H)  recurrent weights [U_r; U_z; U_n] */
-    gsl_matrix *bx; /* (1, 3H)  input biases [b_ir b_iz b_in] */
-    gsl_matrix *bh; /* (1, 3H)  recurrent biases [b_hr b_hz b_hn] */
-} gru_weights;
+/* Views of one recurrent layer's parameters (or of their gradients: same shapes),
+ * whichever the cell. */
+typedef struct rnnattn_rnn {
+    gsl_matrix *Wx; /* (GH, In) input weights, gate blocks stacked by rows (In = E or E+H) */
+    gsl_matrix *Wh; /* (GH, H)  recurrent weights, same stacking */
+    gsl_matrix *bx; /* (1, GH)  GRU: input biases b_i; LSTM: its one bias b (b_ih + b_hh) */
+    gsl_matrix *bh; /* (1, GH)  GRU: recurrent biases b_h; LSTM: NULL */
+} rnnattn_rnn;
 
-/* One step of the cell for a batch of B rows.
- * On entry act (B, 3H) holds the input part xp = x·Wxᵀ + bx of this step; on return it
- * holds the gates [r z n] (what backward needs). Writes hp (B, 3H) = h_prev·Whᵀ + bh,
- * kept because backward needs its n part, and the new state h (B, H). h_prev (B, H).
- * h must not overlap h_prev, act or hp. */
-void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
-                      const gsl_matrix *h_prev, const gsl_matrix *Wh, const gsl_matrix *bh);
+/* Views of every parameter, into the arena (or of every gradient: same shapes). */
+typedef struct rnnattn_params {
+    gsl_matrix *enc_embed;      /* (V, E) source token embeddings */
+    rnnattn_rnn enc;            /* Wx (GH, E), Wh (GH, H), biases (1, GH) */
+    gsl_matrix *dec_embed;      /* (V, E) decoder input embeddings */
+    rnnattn_rnn dec;            /* Wx (GH, E+H), Wh (GH, H), biases (1, GH) */
+    addattn_weights attn;       /* Wq (A, H), Wk (A, H), bk (1, A), v (1, A) */
+    gsl_matrix *out_W;          /* (V, 2H) reads [s_t; c_t] */
+    gsl_matrix *out_b;          /* (1, V) */
+    gsl_matrix_view dec_Wx_emb; /* (GH, E) columns of dec.Wx that read emb(y_{t−1}) */
+    gsl_matrix_view dec_Wx_ctx; /* (GH, H) columns of dec.Wx that read c_t */
+    gsl_matrix_view out_W_s;    /* (V, H)  columns of out.W that read s_t */
+    gsl_matrix_view out_W_c;    /* (V, H)  columns of out.W that read c_t */
+} rnnattn_params;
 
-/* Backward of one step. Reads dh (B, H), the total gradient of this step's output, and
- * what forward kept: act = [r z n], hp (B, 3H), h_prev (B, H).
- * Writes dxp (B, 3H), the gradient of the input part xp, and dhp (B, 3H), that of the
- * recurrent part hp (they differ in the n third, where hp is scaled by r). Accumulates
- * dh_prev (B, H) += dh ⊙ z + dhp·Wh (skipped when NULL). Leaves dWx, dbx, dWh, dbh to the
- * caller, which forms them from dxp and dhp of all steps with one GEMM each. */
-void gru_cell_backward(gsl_matrix *dxp, gsl_matrix *dhp, gsl_matrix *dh_prev,
-                       const gsl_matrix *dh, const gsl_matrix *act, const gsl_matrix *hp,
-                       const gsl_matrix *h_prev, const gsl_matrix *Wh);
-
-/* Runs the cell over the T = X->size1 / B steps of a batch of B sequences.
- * Reads X (T·B, In) and h_0 in block 0 of Hs ((T+1)·B, H); writes blocks 1..T of Hs,
- * Act (T·B, 3H) (the gates of every step) and HP (T·B, 3H) (the recurrent parts).
- * The input parts of all T steps are one GEMM before the loop. */
-void gru_layer_forward(gsl_matrix *Hs, gsl_matrix *Act, gsl_matrix *HP, const gsl_matrix *X,
-                       const gru_weights *w, size_t B);
-
-/* Backward of gru_layer_forward.
- * dHs ((T+1)·B, H) is worked in place: on entry block t holds the gradient that reaches
- * h_t from outside the layer; on return it holds the total gradient of h_t, so block 0
- * holds the gradient of h_0, accumulated onto what it held. Writes dXP, dHP (T·B, 3H)
- * (every step's dxp and dhp). Accumulates, with one GEMM each over all steps,
- * dw->Wx += dXPᵀ·X, dw->bx += Σ dXP, dw->Wh += dHPᵀ·Hs[0..T−1], dw->bh += Σ dHP, and
- * dX (T·B, In) += dXP·Wx (skipped when dX is NULL). */
-void gru_layer_backward(const gru_weights *dw, gsl_matrix *dX, gsl_matrix *dHs,
-                        gsl_matrix *dXP, gsl_matrix *dHP, const gsl_matrix *X,
-                        const gsl_matrix *Hs, const gsl_matrix *Act, const gsl_matrix *HP,
-                        const gru_weights *w, size_t B);
-
-/* ---- additive attention --------------------------------------------------------------- */
-
-/* Views of the attention's parameters, or of their gradients (same shapes). */
-typedef struct addattn_weights {
-    gsl_matrix *Wq; /* (A, H) query projection W_q, applied to the decoder state */
-    gsl_matrix *Wk; /* (A, H) key projection W_k, applied to the encoder states */
-    gsl_matrix *bk; /* (1, A) key bias b */
-    gsl_matrix *v;  /* (1, A) scoring vector v */
-} addattn_weights;
-
-/* Scratch of one step, for one example at a time (caller-owned, so nothing allocates). */
-typedef struct addattn_work {
-    double *e;  /* (Ts) gradient of the scores */
-    double *da; /* (Ts) gradient of the weights α */
-} addattn_work;
-
-/* The scores evaluate tanh(q + k_j) as 1 − 2/(1 + e^{2q} e^{2k_j}) (see addattn.c), so
- * keys and query projections are kept in that form: EK = e^{2k}, EQ = e^{2q}. Gradients
- * (dK, dq) are always those of k and q themselves. */
-
-/* The keys of every source position, computed once per sequence, before the decoder runs:
- * k (Ts·B, A) = Henc (Ts·B, H) · W_kᵀ (H, A) + b, written as EK = e^{2k} (contiguous). */
-void addattn_keys_forward(gsl_matrix *EK, const gsl_matrix *Henc, const addattn_weights *w);
-
-/* One decoder step for B rows. Reads the query state s_prev (B, H), the keys EK (Ts·B, A)
- * and the values Henc (Ts·B, H) (time-major, Ts = alpha->size2). Writes the query
- * projection q = s_prev·W_qᵀ as EQ (B, A) = e^{2q} (contiguous), the weights alpha (B, Ts)
- * (each row sums to 1) and the context c (B, H); alpha and c may be views with any row
- * stride (alpha's columns contiguous). */
-void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
-                          const gsl_matrix *s_prev, const gsl_matrix *EK,
-                          const gsl_matrix *Henc, const addattn_weights *w);
-
-/* The scores e (Ts), e_j = vᵀ tanh(q + k_j), of one example as the plainest loop, with
- * libm's tanh: the reference for the fused kernel inside addattn_step_forward. q (A),
- * row j of K at K + j·kstride (A), v (A). */
-void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
-                              const double *v, size_t Ts, size_t A);
-
-/* Backward of one step: the part the recurrence needs now. Reads dc (B, H), the total
- * gradient of the context, and what forward kept (alpha, EQ, EK, Henc).
- * Writes dq (B, A), the gradient of the query projection q. Accumulates ds_prev (B, H) +=
- * dq·W_q, dK (Ts·B, A, same row stride as EK) += the gradient of the keys k, dw->v += the
- * gradient of v. The rest waits for addattn_seq_backward. Uses ws->e, ws->da. */
-void addattn_step_backward(gsl_matrix *ds_prev, gsl_matrix *dq, gsl_matrix *dK,
-                           const addattn_weights *dw, const gsl_matrix *dc,
-                           const gsl_matrix *alpha, const gsl_matrix *EQ, const gsl_matrix *EK,
-                           const gsl_matrix *Henc, const addattn_weights *w,
-                           const addattn_work *ws);
-
-/* Backward of the whole sequence of Tt steps, after the step loop: what sums over steps.
- * Reads dQ (Tt·B, A) and dC (Tt·B, H) (every step's dq and dc), the query states S_prev
- * (Tt·B, H) (s_0..s_{Tt−1}), every step's weights Alpha (Tt·B, Ts), and dK, Henc.
- * Accumulates dw->Wq += dQᵀ·S_prev; dHenc (Ts·B, H) += Σ_t α_tjᵀ dc_t (the values' share)
- * + dK·W_k (the keys' share); dw->Wk += dKᵀ·Henc; dw->bk += Σ dK. */
-void addattn_seq_backward(const addattn_weights *dw, gsl_matrix *dHenc, const gsl_matrix *dQ,
-                          const gsl_matrix *dC, const gsl_matrix *dK, const gsl_matrix *S_prev,
-                          const gsl_matrix *Alpha, const gsl_matrix *Henc,
-                          const addattn_weights *w, size_t B);
-
-/* ---- the model `rnn_attention` ----------------------------------------------------------
+/* ---- the cell ----------------------------------------------------------------------------
  *
- * Embedding (enc.embed) → GRU encoder, every state h_1..h_Ts kept as keys and values →
- * decoder s_t = GRU([emb(y_{t−1}); c_t], s_{t−1}) with s_0 = h_Ts and c_t the attention
- * over h_1..h_Ts with query s_{t−1} → logits_t = out.W [s_t; c_t] + out.b over all V
- * tokens. The PyTorch twin is GRUAttnSeq2Seq in shared/reference/models.py.
- * With cell lstm both GRUs become LSTMs (lstm/lstm.h) and s_0 = (h_Ts, c_Ts): everything
- * else is model `lstm`, so attention is the only difference (the controlled experiment).
- * Parameters, in arena order: enc.embed (V, E), enc.Wx (GH, E), enc.Wh (GH, H), then
- * enc.bx, enc.bh (1, 3H) for GRU or enc.b (1, 4H) for LSTM; dec.embed (V, E),
- * dec.Wx (GH, E+H), dec.Wh (GH, H), dec biases as the encoder's; attn.Wq (A, H),
- * attn.Wk (A, H), attn.bk (1, A), attn.v (1, A); out.W (V, 2H), out.b (1, V) — G = 3 (GRU)
- * or 4 (LSTM). dec.Wx's first E columns read the embedding, the last H the context.
- * trace() sends one (Tt, Ts) matrix, "alignment", rows "tgt", cols "src": row t is α_t.
- */
+ * One entry per cell (rnnattn_cell.c): its sizes, which decide the parameters and which
+ * arrays the state holds, and its functions, which are all the passes call. Arrays a cell
+ * does not keep (HP for the LSTM, Cs for the GRU) are passed as empty matrices and never
+ * read. In the layer and step functions, Hs and Cs ((T+1)·B, H) hold the states h_0..h_T
+ * (and the cell states c_0..c_T), Act (T·B, GH) the gates of every step and HP (T·B, GH)
+ * the recurrent parts h·Whᵀ + bh; step t (1-based) reads block t−1 of Hs (Cs) and writes
+ * block t, and its gates are block t−1 of Act. */
+typedef struct rnnattn_cell {
+    const char *name;      /* the value of cfg.cell that selects it */
+    size_t gates;          /* G, gates per unit: weights and gate arrays have GH = G·H */
+    size_t biases;         /* bias tensors per layer: 2 (GRU bx, bh) or 1 (LSTM b, in bx) */
+    const char *bias[2];   /* their names in the arena, in arena order */
+    int keeps_recurrent;   /* a step keeps HP, its h·Whᵀ + bh (GH per row): the GRU */
+    int has_cell_state;    /* a cell state c beside h (H per row): the LSTM */
+
+    /* Draws the biases of w from PyTorch's initialisation: U(−k, k), and for the LSTM
+     * the forget block set to forget_bias (lstm_init_bias). */
+    void (*init_bias)(rnnattn_rnn *w, double k, double forget_bias, const gsl_rng *r);
+
+    /* Runs the layer over the T = X->size1 / B steps of X (T·B, In), from the state in
+     * block 0 of Hs (and Cs): writes blocks 1..T of Hs (Cs), Act, HP. */
+    void (*layer_forward)(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, gsl_matrix *HP,
+                          const gsl_matrix *X, const rnnattn_rnn *w, size_t B);
+
+    /* Backward of layer_forward: accumulates dX (T·B, In) and the weight gradients dw;
+     * writes dAct (T·B, GH) (the gradient of every step's input part) and dHP; works dHs
+     * (and dCs) in place: on entry block t holds the gradient that reaches h_t (c_t) from
+     * outside the layer, on return its total, block 0 accumulated onto what it held. */
+    void (*layer_backward)(gsl_matrix *dX, rnnattn_rnn *dw, gsl_matrix *dAct, gsl_matrix *dHP,
+                           gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
+                           const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
+                           const gsl_matrix *HP, const rnnattn_rnn *w, size_t B);
+
+    /* Step t alone (a decoder, whose input waits for the step before): on entry block t−1
+     * of Act holds the step's input part x_t·Wxᵀ + bias; on return its gates. Writes block
+     * t of Hs (and Cs), block t−1 of HP. */
+    void (*step_forward)(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, gsl_matrix *HP,
+                         const rnnattn_rnn *w, size_t t, size_t B);
+
+    /* Backward of step_forward, given the total gradient of h_t (c_t) in block t of dHs
+     * (dCs): writes block t−1 of dAct (the gradient of the input part) and of dHP;
+     * accumulates the recurrent share into block t−1 of dHs (dCs). The weight gradients
+     * wait for weights_backward. */
+    void (*step_backward)(gsl_matrix *dAct, gsl_matrix *dHP, gsl_matrix *dHs, gsl_matrix *dCs,
+                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
+                          const gsl_matrix *HP, const rnnattn_rnn *w, size_t t, size_t B);
+
+    /* The weight gradients of T steps run with step_forward, one GEMM each over all steps:
+     * accumulates dw from dAct, dHP (T·B, GH), the inputs X (T·B, In) and the states each
+     * step read, Hprev (T·B, H) (h_0..h_{T−1}). */
+    void (*weights_backward)(rnnattn_rnn *dw, const gsl_matrix *dAct, const gsl_matrix *dHP,
+                             const gsl_matrix *X, const gsl_matrix *Hprev);
+} rnnattn_cell;
+
+/* The two entries. */
+extern const rnnattn_cell rnnattn_cell_gru, rnnattn_cell_lstm;
+
+/* The entry whose name is c->cell, or NULL when there is none of that name. */
+const rnnattn_cell *rnnattn_cell_of(const config *c);
+
+/* ---- the run-time state ---------------------------------------------------------------
+ *
+ * Every array of a step, cut from one block of doubles and one of ints (common/carve.h)
+ * by state_layout in rnnattn_model.c, each with room for the reserved sizes (cap_B, cap_Ts,
+ * cap_Tt). The shapes below are those of a call: a call uses the front of each array,
+ * seen as a contiguous matrix of its own sizes (rnnattn.c takes those views). The
+ * gradient d… of an array has its shape.
+ * The states: blocks 0..Ts of Hs are the encoder's h_0 = 0, h_1..h_Ts, and blocks
+ * Ts..Ts+Tt the decoder's s_0..s_Tt: s_0 IS block Ts, so the encoder's last state and the
+ * decoder's first are one block of memory (no copy in forward, and in backward the
+ * gradient of s_0 lands where the encoder reads that of h_Ts). Blocks 1..Ts are the keys'
+ * and values' source, Henc. The context c_t lives in the last H columns of Xd, so one
+ * GEMM over all steps forms the decoder's input-weight gradient over [emb; c]. */
+typedef struct rnnattn_state {
+    carve_block blk; /* (nd) doubles and (ni) ints: every array below */
+    size_t cap_B;    /* batch size reserved (0 before the first reserve) */
+    size_t cap_Ts;   /* source length reserved */
+    size_t cap_Tt;   /* target length reserved */
+    size_t B;        /* batch size of the last forward, what backward differentiates; 0
+                        when there is none (a decode reuses the same arrays) */
+    size_t Ts;       /* source length of the last forward */
+    size_t Tt;       /* target length of the last forward */
+
+    double *Xe;     /* (Ts·B, E)            embedded source */
+    double *dXe;    /* (Ts·B, E) */
+    double *Ae;     /* (Ts·B, GH)           encoder gates of every step */
+    double *dAe;    /* (Ts·B, GH)           gradient of their input part */
+    double *Pe;     /* (Ts·B, GH)           encoder h·Whᵀ + bh (GRU; NULL for LSTM) */
+    double *dPe;    /* (Ts·B, GH)           (GRU; NULL for LSTM) */
+    double *Hs;     /* ((Ts+1+Tt)·B, H)     states h_0..h_Ts = s_0, s_1..s_Tt */
+    double *dHs;    /* ((Ts+1+Tt)·B, H) */
+    double *Cs;     /* ((Ts+1+Tt)·B, H)     cell states, as Hs (LSTM; NULL for GRU) */
+    double *dCs;    /* ((Ts+1+Tt)·B, H)     (LSTM; NULL for GRU) */
+    double *EK;     /* (Ts·B, A)            keys k_j, as e^{2k} */
+    double *dK;     /* (Ts·B, A)            gradient of the keys k */
+    double *Xd;     /* (Tt·B, E+H)          decoder inputs [emb(y_{t−1}) | c_t] */
+    double *dXd;    /* (Tt·B, E+H) */
+    double *Ad;     /* (Tt·B, GH)           decoder gates of every step */
+    double *dAd;    /* (Tt·B, GH)           gradient of their input part */
+    double *Pd;     /* (Tt·B, GH)           decoder s·Whᵀ + bh (GRU; NULL for LSTM) */
+    double *dPd;    /* (Tt·B, GH)           (GRU; NULL for LSTM) */
+    double *EQ;     /* (Tt·B, A)            query projections q_t, as e^{2q} */
+    double *dQ;     /* (Tt·B, A)            gradient of the queries q */
+    double *Alpha;  /* (Tt·B, Ts)           attention weights α_t */
+    double *logits; /* (Tt·B, V) */
+    double *dlogits; /* (Tt·B, V) */
+    addattn_work ws; /* e (Ts), da (Ts): the attention's scratch of one example */
+    int *src;       /* (Ts·B) source tokens, time-major */
+    int *din;       /* (Tt·B) decoder inputs, time-major */
+    int *tgt;       /* (Tt·B) targets, time-major */
+    int *pred;      /* (Tt·B) argmax of every step, time-major */
+} rnnattn_state;
+
+/* ---- the model ------------------------------------------------------------------------ */
+
+typedef struct rnnattn_model {
+    struct model head;         /* ops, cfg, params: first, so a model * is a rnnattn_model * */
+    const rnnattn_cell *cell;  /* the cell cfg.cell names, chosen once in alloc */
+    rnnattn_params w;          /* parameter values */
+    rnnattn_params g;          /* their gradients */
+    rnnattn_state s;           /* run-time state */
+} rnnattn_model;
+
+/* ---- the passes (rnnattn.c); the error contract is common/model.h's ---------------------- */
+
+/* Teacher-forced forward of batch b (sizes within the reservation, every token in
+ * [0, V)): the mean cross-entropy over the B·Tt targets, and the argmax of every position
+ * into pred (B, Tt) when pred is not NULL. Keeps what backward needs. NaN (GSL_ERROR)
+ * for sizes outside the reservation or a bad token, found before anything is written. */
+double rnnattn_forward(model *m, const batch *b, int *pred);
+
+/* Backward of the last forward, which must have been of a batch of b's sizes: accumulates
+ * the gradient of the mean loss into the gradient arena. 0, or -1 (GSL_ERROR) when there
+ * is no such forward. */
+int rnnattn_backward(model *m, const batch *b);
+
+/* Greedy decoding of Tt tokens into out (B, Tt) for each source of src (B, Ts). 0, or -1
+ * (GSL_ERROR) for sizes outside the reservation or a bad token. Leaves nothing for
+ * backward. */
+int rnnattn_decode(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
+
+/* Decodes one source (Ts tokens, Tt out) and sends its (Tt, Ts) alignment to sink. 0, or
+ * -1 when the sizes or a token are wrong (GSL_ERROR) or the sink stops. */
+int rnnattn_trace(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
+                  void *ctx);
+
+/* The registered model `rnn_attention` (rnnattn_model.c). */
 extern const model_ops rnnattn_ops;
 
 #endif

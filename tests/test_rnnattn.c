@@ -19,6 +19,8 @@
 #include "../common/model.h"
 #include "../common/task.h"
 #include "../common/tensor.h"
+#include "../rnn_attention/addattn.h"
+#include "../rnn_attention/gru.h"
 #include "../rnn_attention/rnnattn.h"
 #include "testutil.h"
 
@@ -205,7 +207,7 @@ START_TEST(test_gru_layer_gradcheck)
     layer_loss(&c);
     gsl_matrix_view dout = gsl_matrix_submatrix(dHs, NB, 0, LT * NB, NH);
     gsl_matrix_memcpy(&dout.matrix, c.R); /* the gradient from outside: R; none on h_0 */
-    gru_layer_backward(&dw, dX, dHs, dXP, dHP, c.X, c.Hs, c.Act, c.HP, &c.w, NB);
+    gru_layer_backward(dX, &dw, dXP, dHP, dHs, c.X, c.Hs, c.Act, c.HP, &c.w, NB);
     gsl_matrix_view dh0 = blk(dHs, 0, NB);
 
     double err = 0.0;
@@ -346,10 +348,10 @@ START_TEST(test_attention_gradcheck)
     for (size_t t = c.Tt; t-- > 0;) {
         gsl_matrix_view dst = blk(dS, t, NB), dqt = blk(dQ, t, NB), dct = blk(&dC.matrix, t, NB);
         gsl_matrix_view at = blk(c.Alpha, t, NB), qt = blk(c.EQ, t, NB);
-        addattn_step_backward(&dst.matrix, &dqt.matrix, dK, &dw, &dct.matrix, &at.matrix,
-                              &qt.matrix, c.EK, c.Henc, &c.w, &c.ws);
+        addattn_step_backward(&dst.matrix, dK, &dw, &dqt.matrix, &c.ws, &dct.matrix,
+                              &at.matrix, &qt.matrix, c.EK, c.Henc, &c.w);
     }
-    addattn_seq_backward(&dw, dHenc, dQ, &dC.matrix, dK, c.S, c.Alpha, c.Henc, &c.w, NB);
+    addattn_seq_backward(dHenc, &dw, dQ, &dC.matrix, dK, c.S, c.Alpha, c.Henc, &c.w, NB);
 
     double err = 0.0;
     err = fmax(err, tu_gradcheck("attn s (query)", attn_loss, &c, c.S, dS));
@@ -810,6 +812,7 @@ START_TEST(test_canonical_size_and_flops)
     ck_assert_uint_eq(m->params.n_tensors, 16);
     for (size_t k = 0; k < 16; k++)
         ck_assert_str_eq(m->params.spec[k].name, names[k]);
+    ck_assert_uint_eq(rnnattn_ops.n_params(&c), m->params.size);
     rnnattn_ops.free(m);
     for (size_t L = 32; L <= 128; L *= 4) {
         const double per_token = 2.0 * 384 * 160 + 2.0 * 128 * 128 + 2.0 * 128 * 128 +
@@ -821,6 +824,12 @@ START_TEST(test_canonical_size_and_flops)
     m = rnnattn_ops.alloc(&c);
     ck_assert_ptr_nonnull(m);
     ck_assert_uint_eq(m->params.n_tensors, 14);
+    const char *lstm_names[] = {"enc.embed", "enc.Wx", "enc.Wh", "enc.b", "dec.embed",
+                                "dec.Wx", "dec.Wh", "dec.b", "attn.Wq", "attn.Wk",
+                                "attn.bk", "attn.v", "out.W", "out.b"};
+    for (size_t k = 0; k < 14; k++)
+        ck_assert_str_eq(m->params.spec[k].name, lstm_names[k]);
+    ck_assert_uint_eq(rnnattn_ops.n_params(&c), m->params.size);
     /* a fourth gate block in each cell: enc.Wx 128·32, enc.Wh 128·128, dec.Wx 128·160,
      * dec.Wh 128·128; and one bias of 4·128 per cell instead of the GRU's two of 3·128 */
     ck_assert_uint_eq(m->params.size, 210123 + 128 * 32 + 128 * 128 + 128 * 160 + 128 * 128 -
@@ -929,7 +938,40 @@ START_TEST(test_errors)
     ck_assert_int_eq(gsl_errors, 6);
     ck_assert_int_eq(log.calls, 0);
     b.src[1] = 0;
+    b.dec_in[2] = -3; /* a decoder input, then a target, outside the vocabulary */
+    ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
+    ck_assert_int_eq(gsl_errors, 7);
+    b.dec_in[2] = 0;
+    b.tgt[NB * NTT - 1] = NSYM + 1;
+    ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
+    ck_assert_int_eq(gsl_errors, 8);
+    b.tgt[NB * NTT - 1] = 0;
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL))); /* and still works */
+
+    /* A refused batch writes nothing: the forward before it can still be differentiated,
+     * and gives the gradient it gives without the refusal in between. */
+    const arena *a = &m->params;
+    double *once = malloc(a->size * sizeof(double));
+    ck_assert_ptr_nonnull(once);
+    arena_zero_grad(&m->params);
+    ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
+    memcpy(once, a->grad, a->size * sizeof(double));
+    arena_zero_grad(&m->params);
+    rnnattn_ops.forward(m, &b, NULL);
+    b.tgt[0] = -1;
+    ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
+    ck_assert_int_eq(gsl_errors, 9);
+    b.tgt[0] = 0;
+    ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
+    ck_assert_mem_eq(a->grad, once, a->size * sizeof(double));
+    free(once);
+
+    /* A reservation that cannot be made leaves the one before it usable. */
+    ck_assert_int_eq(rnnattn_ops.reserve(m, NB, SIZE_MAX / 4, SIZE_MAX / 4), -1);
+    ck_assert_int_eq(rnnattn_ops.reserve(m, SIZE_MAX / 2, NTS, NTT), -1);
+    ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
+    ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
+    ck_assert_int_eq(gsl_errors, 9);
     gsl_set_error_handler(old);
 
     batch_free(&b);

@@ -1,0 +1,346 @@
+/* rnnattn_model.c — the model `rnn_attention` as the harness sees it: its configuration,
+ * its parameters, its run-time state and its table of operations (the passes themselves
+ * are rnnattn.c; the cells rnnattn_cell.c).
+ *
+ * Three structs, three concerns: the configuration (struct model's cfg, with the cell it
+ * names resolved once into m->cell), the weights (rnnattn_params: views into the arena,
+ * once for values and once for gradients) and the run-time state (rnnattn_state: every
+ * activation of a step, reserved once).
+ *
+ * Design. Each is written in one place. The parameters: visit() names every tensor with
+ * its shape, in arena order (common/walk.h); the arena, the views, the checkpoint names
+ * and n_params all come from that one walk, and the cell's entry decides the gate count
+ * and the biases. The state: state_layout() asks for every run-time array at the reserved
+ * sizes (common/carve.h); reserve() counts, allocates and takes the views from that one
+ * list.
+ *
+ * Invariant: reserve() sizes every array for the largest (B, Ts, Tt) asked for so far, and
+ * a reservation never shrinks; a call with smaller sizes uses the front of each array, so
+ * no step ever allocates. A reservation that fails leaves the previous one in place.
+ */
+#include "rnnattn.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/tensor.h"
+#include "../common/walk.h"
+
+/* ---- the parameters ---------------------------------------------------------------------- */
+
+/* One recurrent layer, whichever the cell: Wx (GH, In), Wh (GH, H), then the cell's
+ * biases (1, GH) under their names (GRU bx, bh; LSTM b, whose views go to bx). */
+static void visit_rnn(walk *wk, rnnattn_rnn *w, rnnattn_rnn *g, const char *prefix,
+                      const rnnattn_cell *cell, size_t In, size_t H)
+{
+    const size_t GH = cell->gates * H;
+    gsl_matrix **wb[2] = {&w->bx, &w->bh}, **gb[2] = {&g->bx, &g->bh};
+    walk_tensor(wk, &w->Wx, &g->Wx, prefix, "Wx", GH, In);
+    walk_tensor(wk, &w->Wh, &g->Wh, prefix, "Wh", GH, H);
+    for (size_t k = 0; k < cell->biases; k++)
+        walk_tensor(wk, wb[k], gb[k], prefix, cell->bias[k], 1, GH);
+}
+
+/* Every tensor of the model, in arena order (the order of checkpoints, of the optimiser's
+ * flat loops and of nothing else: init() draws in its own order). Reads the
+ * configuration and the cell of the rnnattn_model ctx; writes its w and g in the walk's
+ * last pass only. */
+static void visit(walk *wk, void *ctx)
+{
+    rnnattn_model *m = ctx;
+    const config *c = &m->head.cfg;
+    const size_t V = config_vocab(c), E = c->embed, H = c->hidden, A = c->attn;
+    rnnattn_params *w = &m->w, *g = &m->g;
+    walk_tensor(wk, &w->enc_embed, &g->enc_embed, "enc", "embed", V, E);
+    visit_rnn(wk, &w->enc, &g->enc, "enc", m->cell, E, H);
+    walk_tensor(wk, &w->dec_embed, &g->dec_embed, "dec", "embed", V, E);
+    visit_rnn(wk, &w->dec, &g->dec, "dec", m->cell, E + H, H);
+    walk_tensor(wk, &w->attn.Wq, &g->attn.Wq, "attn", "Wq", A, H);
+    walk_tensor(wk, &w->attn.Wk, &g->attn.Wk, "attn", "Wk", A, H);
+    walk_tensor(wk, &w->attn.bk, &g->attn.bk, "attn", "bk", 1, A);
+    walk_tensor(wk, &w->attn.v, &g->attn.v, "attn", "v", 1, A);
+    walk_tensor(wk, &w->out_W, &g->out_W, "out", "W", V, 2 * H);
+    walk_tensor(wk, &w->out_b, &g->out_b, "out", "b", 1, V);
+}
+
+/* The column blocks of dec.Wx and out.W, views of the views the walk handed out. */
+static void column_views(rnnattn_params *p, size_t E, size_t H)
+{
+    const size_t GH = p->dec.Wx->size1, V = p->out_W->size1;
+    p->dec_Wx_emb = gsl_matrix_submatrix(p->dec.Wx, 0, 0, GH, E);
+    p->dec_Wx_ctx = gsl_matrix_submatrix(p->dec.Wx, 0, E, GH, H);
+    p->out_W_s = gsl_matrix_submatrix(p->out_W, 0, 0, V, H);
+    p->out_W_c = gsl_matrix_submatrix(p->out_W, 0, H, V, H);
+}
+
+/* ---- configuration ----------------------------------------------------------------------- */
+
+/* The configuration fields this model reads; check() holds them to the ranges of the
+ * configuration table, so no range is written twice. */
+static const char *const rnnattn_fields[] = {"symbols", "embed", "hidden", "attn",
+                                             "forget_bias", "emb_init"};
+
+static void rnnattn_defaults(config *c)
+{
+    /* canonical sizes (DESIGN: embed 32 / GRU 128 / attention 128, ~210k parameters) */
+    c->embed = 32;
+    c->hidden = 128;
+    c->attn = 128;
+    snprintf(c->cell, sizeof c->cell, "%s", "gru");
+    c->forget_bias = 1.0; /* read by the LSTM cell only, as in model lstm */
+    c->emb_init = 1.0;    /* N(0, 1), as PyTorch's nn.Embedding */
+    /* the recipe of shared/reference/train_copy.py */
+    c->lr = 1e-3;
+    c->clip = 1.0;
+    c->batch = 32;
+}
+
+/* The sizes were range-checked when parsed from flags, but a configuration can also come
+ * from a checkpoint, a test or a program that filled the struct itself, so the model
+ * checks again what it reads before it sizes an allocation from it. */
+static int rnnattn_check(const config *c, char *err, size_t n)
+{
+    if (!rnnattn_cell_of(c)) {
+        snprintf(err, n, "--cell: '%s' is not accepted (accepted: gru, lstm)", c->cell);
+        return -1;
+    }
+    return config_check_fields(c, "rnn_attention", rnnattn_fields,
+                               sizeof rnnattn_fields / sizeof rnnattn_fields[0], err, n);
+}
+
+/* ---- alloc, free, init ---------------------------------------------------------------- */
+
+/* The parameters live in one arena (values and gradients, zeroed), built by the walk,
+ * which hands the views of each tensor out once, into m->w and m->g. Returns NULL for a
+ * configuration check() rejects, or when memory runs out. */
+static model *rnnattn_alloc(const config *c)
+{
+    char err[128];
+    if (rnnattn_check(c, err, sizeof err) != 0)
+        return NULL;
+    rnnattn_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->head.ops = &rnnattn_ops;
+    m->head.cfg = *c;
+    m->cell = rnnattn_cell_of(c);
+    if (walk_build(&m->head.params, visit, m) != 0) {
+        free(m);
+        return NULL;
+    }
+    column_views(&m->w, c->embed, c->hidden);
+    column_views(&m->g, c->embed, c->hidden);
+    return &m->head;
+}
+
+static void rnnattn_free(model *mm)
+{
+    rnnattn_model *m = (rnnattn_model *)mm;
+    if (!m)
+        return;
+    arena_free(&m->head.params);
+    carve_free(&m->s.blk);
+    free(m);
+}
+
+static void uniform(gsl_matrix *x, double k, const gsl_rng *r)
+{
+    op_uniform(x->data, x->size1 * x->size2, k, r);
+}
+
+/* PyTorch's initialisation, so the two start from the same distribution: nn.GRU,
+ * nn.GRUCell and nn.LSTM draw every weight and bias from U(−1/√H, 1/√H); nn.Linear from
+ * U(−1/√fan_in, 1/√fan_in) (W_q, W_k read H, v reads A, out reads 2H); nn.Embedding
+ * N(0, 1) (emb_init is its standard deviation). The LSTM bias is b_ih + b_hh drawn
+ * separately, then its forget block [H, 2H) is set to forget_bias, exactly as model lstm
+ * does, so the two LSTM variants start alike (the cell's init_bias). */
+static void rnnattn_init(model *mm, gsl_rng *r)
+{
+    rnnattn_model *m = (rnnattn_model *)mm;
+    const config *c = &mm->cfg;
+    const double kH = 1.0 / sqrt((double)c->hidden), kA = 1.0 / sqrt((double)c->attn);
+    const double k2H = 1.0 / sqrt(2.0 * (double)c->hidden);
+    rnnattn_params *w = &m->w;
+    op_normal(w->enc_embed->data, w->enc_embed->size1 * w->enc_embed->size2, c->emb_init, r);
+    op_normal(w->dec_embed->data, w->dec_embed->size1 * w->dec_embed->size2, c->emb_init, r);
+    rnnattn_rnn *layers[2] = {&w->enc, &w->dec};
+    for (size_t i = 0; i < 2; i++) {
+        uniform(layers[i]->Wx, kH, r);
+        uniform(layers[i]->Wh, kH, r);
+        m->cell->init_bias(layers[i], kH, c->forget_bias, r);
+    }
+    uniform(w->attn.Wq, kH, r);
+    uniform(w->attn.Wk, kH, r);
+    uniform(w->attn.bk, kH, r);
+    uniform(w->attn.v, kA, r);
+    uniform(w->out_W, k2H, r);
+    uniform(w->out_b, k2H, r);
+}
+
+/* ---- the run-time state -------------------------------------------------------------------- */
+
+/* What state_layout lays out: the arrays of s, for the model m, at sizes (B, Ts, Tt). */
+typedef struct rnnattn_layout {
+    rnnattn_state *s;       /* whose array pointers are set (a scratch state when counting) */
+    const rnnattn_model *m; /* its configuration and cell decide the widths */
+    size_t B;               /* batch size to make room for */
+    size_t Ts;              /* source length to make room for */
+    size_t Tt;              /* target length to make room for */
+} rnnattn_layout;
+
+/* rows·cols doubles, seen by each call at its own sizes (rnnattn.c). */
+static double *carve_array(carver *c, size_t rows, size_t cols)
+{
+    return carve_vector(c, carve_mul(c, rows, cols));
+}
+
+/* The one place the sizes of the run-time arrays are written, in block order (the shapes
+ * are rnnattn_state's). Arrays of one cell only are NULL for the other. */
+static void state_layout(carver *c, void *ctx)
+{
+    const rnnattn_layout *l = ctx;
+    rnnattn_state *s = l->s;
+    const config *cf = &l->m->head.cfg;
+    const rnnattn_cell *cell = l->m->cell;
+    const size_t E = cf->embed, H = cf->hidden, A = cf->attn, V = config_vocab(cf);
+    const size_t GH = cell->gates * H;
+    if (l->Ts > SIZE_MAX - 1 - l->Tt)
+        c->overflow = 1; /* Ts + 1 + Tt state blocks do not fit in size_t */
+    const size_t enc = carve_mul(c, l->Ts, l->B), dec = carve_mul(c, l->Tt, l->B);
+    const size_t states = carve_mul(c, l->Ts + 1 + l->Tt, l->B);
+    const int P = cell->keeps_recurrent, C = cell->has_cell_state;
+
+    s->Xe = carve_array(c, enc, E);
+    s->dXe = carve_array(c, enc, E);
+    s->Ae = carve_array(c, enc, GH);
+    s->dAe = carve_array(c, enc, GH);
+    s->Pe = P ? carve_array(c, enc, GH) : NULL;
+    s->dPe = P ? carve_array(c, enc, GH) : NULL;
+    s->Hs = carve_array(c, states, H);
+    s->dHs = carve_array(c, states, H);
+    s->Cs = C ? carve_array(c, states, H) : NULL;
+    s->dCs = C ? carve_array(c, states, H) : NULL;
+    s->EK = carve_array(c, enc, A);
+    s->dK = carve_array(c, enc, A);
+    s->Xd = carve_array(c, dec, E + H);
+    s->dXd = carve_array(c, dec, E + H);
+    s->Ad = carve_array(c, dec, GH);
+    s->dAd = carve_array(c, dec, GH);
+    s->Pd = P ? carve_array(c, dec, GH) : NULL;
+    s->dPd = P ? carve_array(c, dec, GH) : NULL;
+    s->EQ = carve_array(c, dec, A);
+    s->dQ = carve_array(c, dec, A);
+    s->Alpha = carve_array(c, dec, l->Ts);
+    s->logits = carve_array(c, dec, V);
+    s->dlogits = carve_array(c, dec, V);
+    s->ws.e = carve_vector(c, l->Ts);
+    s->ws.da = carve_vector(c, l->Ts);
+    s->src = carve_ints(c, enc);
+    s->din = carve_ints(c, dec);
+    s->tgt = carve_ints(c, dec);
+    s->pred = carve_ints(c, dec);
+}
+
+/* Grows the reservation to the largest of each size asked so far. The count lays the
+ * arrays out into a scratch state, so that a reservation that fails (overflow, out of
+ * memory) leaves the old block and its views untouched and usable. */
+static int rnnattn_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
+{
+    rnnattn_model *m = (rnnattn_model *)mm;
+    rnnattn_state *s = &m->s;
+    if (B == 0 || Ts == 0 || Tt == 0)
+        return -1;
+    if (B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
+        return 0;
+    /* a reservation never shrinks */
+    B = B > s->cap_B ? B : s->cap_B;
+    Ts = Ts > s->cap_Ts ? Ts : s->cap_Ts;
+    Tt = Tt > s->cap_Tt ? Tt : s->cap_Tt;
+
+    rnnattn_state scratch;
+    memset(&scratch, 0, sizeof scratch);
+    rnnattn_layout l = {&scratch, m, B, Ts, Tt};
+    if (carve_reserve(&s->blk, state_layout, &l) != 0)
+        return -1;
+    l.s = s;
+    carver c = carve_start(&s->blk);
+    state_layout(&c, &l);
+    s->cap_B = B;
+    s->cap_Ts = Ts;
+    s->cap_Tt = Tt;
+    s->B = 0; /* the arrays are new: there is no forward to differentiate */
+    return 0;
+}
+
+/* ---- sizes and cost ------------------------------------------------------------------------ */
+
+/* The size of the arena c implies, from the walk itself (on a model that is only a
+ * configuration: no pass of walk_count writes a view), or 0 for a configuration check()
+ * rejects. */
+static size_t rnnattn_n_params(const config *c)
+{
+    rnnattn_model skeleton;
+    memset(&skeleton, 0, sizeof skeleton);
+    skeleton.head.cfg = *c;
+    skeleton.cell = rnnattn_cell_of(c);
+    if (!skeleton.cell)
+        return 0;
+    return walk_count(visit, &skeleton);
+}
+
+/* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored),
+ * as shared/reference/bench_torch.py counts them. Forward:
+ *   each of the Ts encoder steps: x·Wxᵀ (GH·E), h·Whᵀ (GH·H), its key W_k h (A·H);
+ *   each of the Tt decoder steps: [emb; c]·Wxᵀ (GH·(E+H)), s·Whᵀ (GH·H), the query W_q s
+ *   (A·H), the scores vᵀu over the source (Ts·A), the context Σ α h (Ts·H), the output
+ *   (V·2H).
+ * Backward forms two products per forward product (an input gradient and a weight
+ * gradient; for the scores dv and du, for the context dα and dh) of the same size, so a
+ * training step costs 3× the forward. The scores and the context make the cost grow with
+ * Ts·Tt: attention's price. 0 for a configuration check() rejects. */
+static double rnnattn_flops(const config *c, size_t Ts, size_t Tt)
+{
+    const rnnattn_cell *cell = rnnattn_cell_of(c);
+    if (!cell)
+        return 0.0;
+    const double E = (double)c->embed, H = (double)c->hidden, A = (double)c->attn;
+    const double V = (double)config_vocab(c), GH = (double)cell->gates * H;
+    const double ts = (double)Ts, tt = (double)Tt;
+    const double enc = ts * (GH * E + GH * H + A * H);
+    const double dec = tt * (GH * (E + H) + GH * H + A * H + ts * A + ts * H + V * 2.0 * H);
+    return 3.0 * 2.0 * (enc + dec);
+}
+
+/* Small sizes, all different: E = 5, H = 6, A = 7. */
+static void rnnattn_gradcheck_sizes(config *c)
+{
+    c->embed = 5;
+    c->hidden = 6;
+    c->attn = 7;
+}
+
+/* The GRU cell (the default) and the LSTM cell of the controlled experiment. */
+static const char *const rnnattn_variants[] = {"", "cell=lstm", NULL};
+
+const model_ops rnnattn_ops = {
+    .name = "rnn_attention",
+    .about = "GRU encoder-decoder with additive attention (Bahdanau et al. 2015); "
+             "--cell lstm for the LSTM ablation",
+    .defaults = rnnattn_defaults,
+    .check = rnnattn_check,
+    .alloc = rnnattn_alloc,
+    .free = rnnattn_free,
+    .init = rnnattn_init,
+    .reserve = rnnattn_reserve,
+    .forward = rnnattn_forward,
+    .backward = rnnattn_backward,
+    .decode = rnnattn_decode,
+    .trace = rnnattn_trace,
+    .n_params = rnnattn_n_params,
+    .flops = rnnattn_flops,
+    .gradcheck_sizes = rnnattn_gradcheck_sizes,
+    .variants = rnnattn_variants,
+};
