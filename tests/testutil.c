@@ -1,7 +1,12 @@
 /* testutil.c — helpers shared by the test files (see testutil.h). */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 gsl_rng *tu_rng(unsigned long seed)
 {
@@ -39,4 +44,42 @@ double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix
     ck_assert_msg(err < GRADCHECK_TOL, "%s: relative error %.3g at (%zu, %zu)", what, err,
                   worst / x->size2, worst % x->size2);
     return err;
+}
+
+const char *tu_program(void)
+{
+    const char *p = getenv("ATTNLAB");
+    return p && *p ? p : "build/attnlab";
+}
+
+int tu_run_quiet(const char *const *args, char *err, size_t n)
+{
+    char errp[] = "/tmp/attnlab-tu-err-XXXXXX";
+    int fe = mkstemp(errp);
+    ck_assert(fe >= 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(fe, 2);
+        /* execv takes char *const[]: copies of the arguments, not a cast */
+        char *argv[64];
+        size_t k = 0;
+        argv[k++] = strdup(tu_program());
+        for (; args[k - 1] && k < 63; k++)
+            argv[k] = strdup(args[k - 1]);
+        argv[k] = NULL;
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ssize_t got = n ? pread(fe, err, n - 1, 0) : 0;
+    if (n)
+        err[got > 0 ? got : 0] = '\0';
+    close(fe);
+    unlink(errp);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -39,4 +39,13 @@ double tu_dot(const gsl_matrix *a, const gsl_matrix *b);
 double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix *x,
                     const gsl_matrix *g);
 
+/* The attnlab program the tests run: $ATTNLAB, or build/attnlab. */
+const char *tu_program(void);
+
+/* Runs the program with the NULL-terminated argument list args (argv[0] excluded) in a
+ * child process, its standard input empty and its standard output discarded; its
+ * standard error goes to err (NUL-terminated, cut to n − 1 bytes). Returns the exit
+ * status, or -1 when it died of a signal. */
+int tu_run_quiet(const char *const *args, char *err, size_t n);
+
 #endif

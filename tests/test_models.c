@@ -1,0 +1,794 @@
+/* test_models.c — every registered model, in every variant it lists, held to the
+ * contract of common/model.h; and a golden regression test of whole training runs.
+ *
+ * Design. No model is named here. The cases are the pairs (model, variant) met by walking
+ * model_registry and each model's ops->variants, numbered in that order, and every test
+ * is a loop test over those numbers: a model or a variant is covered as soon as it is
+ * registered. A case's configuration is the generic defaults, then the model's
+ * (ops->defaults), then its gradient-check sizes (small and all different), then V = 5
+ * data symbols, B = 2 and max_len 16, then the variant's settings (config_find and
+ * config_set, as the command line applies a flag). Batches have Ts ≠ Tt, so a model that
+ * mixes the two lengths up cannot pass.
+ *
+ * The contract. A token outside [0, V), sizes outside the reservation, or a backward
+ * without its forward are refused: forward returns NaN, backward, decode and trace -1,
+ * a message is kept for model_last_error(), and no gradient is written. The test runner
+ * installs model_error_handler, so a report never aborts. To see that a call reported,
+ * a test first leaves a marker message (NO_REPORT) in the handler and then checks that
+ * the call replaced it. Out-of-bounds reads are caught by `make SANITIZE=1 check`.
+ *
+ * A second backward. model.h: backward "accumulates (+=) the gradient of the mean loss"
+ * of "the last forward", and refuses when "the last call was not a forward of a batch of
+ * these sizes". Backward reads what forward kept and does not consume it, so it may run
+ * twice on one forward (only forward, decode and trace replace what it reads); the test
+ * requires a second backward without a forward to succeed and to double every gradient.
+ *
+ * The golden test trains each case for 60 steps from a fixed seed through the program
+ * ($ATTNLAB) and compares the CRC-32 of model.ckpt with tests/fixtures/
+ * golden-checkpoints.tsv. Those bits depend on the BLAS kernel and on the compiler, so
+ * the fixture is keyed by both; a machine the fixture has no line for is not checked
+ * (a note says so). tests/golden.sh regenerates the fixture: it runs this test with
+ * ATTNLAB_GOLDEN_WRITE set to a file, and the test then writes its lines there instead
+ * of comparing.
+ */
+#define _GNU_SOURCE /* RTLD_DEFAULT of <dlfcn.h> */
+#include <check.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/buildinfo.h"
+#include "../common/config.h"
+#include "../common/crc32.h"
+#include "../common/model.h"
+#include "../common/task.h"
+#include "testutil.h"
+
+/* The small sizes: B sequences, source and target lengths (different), data symbols,
+ * longest sequence a model accepts. */
+enum { NB = 2, NTS = 5, NTT = 4, NSYM = 5, MAXLEN = 16 };
+
+/* The message a test leaves in the error handler before a call that must report. */
+#define NO_REPORT "no error reported yet"
+
+/* ---- the cases: every model × every variant ---------------------------------------- */
+
+typedef struct model_case {
+    const model_ops *ops;
+    const char *variant; /* "key=value ..." settings; "" for the defaults */
+    char label[96];      /* "name" or "name [variant]", for messages */
+} model_case;
+
+/* A model that lists no variants is tested with its defaults only. */
+static const char *const defaults_only[] = {"", NULL};
+
+static const char *const *variants_of(const model_ops *ops)
+{
+    return ops->variants ? ops->variants : defaults_only;
+}
+
+static size_t case_count(void)
+{
+    size_t n = 0;
+    for (size_t k = 0; model_registry[k]; k++)
+        for (const char *const *v = variants_of(model_registry[k]); *v; v++)
+            n++;
+    return n;
+}
+
+/* Case number i, in registry order and then variant order. */
+static model_case case_at(int i)
+{
+    model_case mc = {0};
+    int n = 0;
+    for (size_t k = 0; model_registry[k] && !mc.ops; k++)
+        for (const char *const *v = variants_of(model_registry[k]); *v && !mc.ops; v++)
+            if (n++ == i) {
+                mc.ops = model_registry[k];
+                mc.variant = *v;
+            }
+    ck_assert_msg(mc.ops != NULL, "no case %d", i);
+    snprintf(mc.label, sizeof mc.label, mc.variant[0] ? "%s [%s]" : "%s", mc.ops->name,
+             mc.variant);
+    return mc;
+}
+
+/* Applies the space-separated key=value settings to c, each through the settings table
+ * as a command-line flag would be. */
+static void apply_settings(config *c, const char *settings)
+{
+    char buf[256], err[200];
+    snprintf(buf, sizeof buf, "%s", settings);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_msg(eq != NULL, "variant setting '%s' is not key=value", kv);
+        *eq = '\0';
+        const config_field *f = config_find(kv);
+        ck_assert_msg(f != NULL, "variant setting '%s' is not a configuration key", kv);
+        ck_assert_msg(config_set(c, f, eq + 1, err, sizeof err) == 0, "%s", err);
+    }
+}
+
+/* The configuration of case mc at its small sizes (see the top of the file), or, with
+ * canonical set, at the model's own sizes. */
+static config case_config(const model_case *mc, int canonical)
+{
+    config c;
+    config_defaults(&c);
+    snprintf(c.model, sizeof c.model, "%s", mc->ops->name);
+    mc->ops->defaults(&c);
+    if (!canonical) {
+        mc->ops->gradcheck_sizes(&c);
+        c.symbols = NSYM;
+        c.batch = NB;
+        c.max_len = MAXLEN;
+    }
+    apply_settings(&c, mc->variant);
+    char err[256];
+    ck_assert_msg(mc->ops->check(&c, err, sizeof err) == 0, "%s: %s", mc->label, err);
+    return c;
+}
+
+static model *new_model(const model_case *mc, const config *c, unsigned long seed)
+{
+    model *m = mc->ops->alloc(c);
+    ck_assert_msg(m != NULL, "%s: alloc failed", mc->label);
+    gsl_rng *r = tu_rng(seed);
+    mc->ops->init(m, r);
+    gsl_rng_free(r);
+    return m;
+}
+
+/* A batch (B, Ts, Tt) of random data symbols; dec_in = (BOS, tgt shifted right). */
+static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, const config *c,
+                         const gsl_rng *r)
+{
+    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
+    b->B = B;
+    b->Ts = Ts;
+    b->Tt = Tt;
+    for (size_t i = 0; i < B * Ts; i++)
+        b->src[i] = (int)gsl_rng_uniform_int(r, c->symbols);
+    for (size_t i = 0; i < B; i++)
+        for (size_t t = 0; t < Tt; t++) {
+            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, c->symbols);
+            b->dec_in[i * Tt + t] = t ? b->tgt[i * Tt + t - 1] : config_bos(c);
+        }
+}
+
+/* ---- what a refused call must leave behind ---------------------------------------- */
+
+static void mark_no_report(void)
+{
+    model_error_handler(NO_REPORT, "test_models.c", 0, 0);
+}
+
+/* Fails unless the last call kept an error message, naming word when word is not NULL. */
+static void assert_reported(const char *what, const char *word)
+{
+    const char *msg = model_last_error();
+    ck_assert_msg(msg[0] != '\0' && strstr(msg, NO_REPORT) == NULL,
+                  "%s: no error reported", what);
+    ck_assert_msg(!word || strstr(msg, word), "%s: the message '%s' does not name '%s'",
+                  what, msg, word);
+}
+
+/* Fails unless every gradient is still 0 (the arena was zeroed before the calls). */
+static void assert_grad_zero(const model *m, const char *what)
+{
+    const arena *a = &m->params;
+    for (size_t i = 0; i < a->size; i++)
+        ck_assert_msg(a->grad[i] == 0.0, "%s: gradient entry %zu written (%g)", what, i,
+                      a->grad[i]);
+}
+
+/* A trace sink that takes everything. */
+static int take_all(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
+                    const char *cols)
+{
+    (void)name, (void)m, (void)rows, (void)cols;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+/* ---- 1. tokens outside [0, V) ------------------------------------------------------- */
+
+/* A token −1 and a token V (one past BOS) in turn at the first and at the last position
+ * of src, dec_in and tgt: forward refuses each (NaN, a message naming the token) and
+ * writes no gradient, and the backward that follows has nothing to differentiate. decode
+ * and trace refuse such a source. The model still works afterwards. */
+START_TEST(test_bad_tokens_refused)
+{
+    const model_case mc = case_at(_i);
+    const model_ops *ops = mc.ops;
+    const config c = case_config(&mc, 0);
+    model *m = new_model(&mc, &c, 11);
+    ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
+    gsl_rng *r = tu_rng(12);
+    batch b;
+    random_batch(&b, NB, NTS, NTT, &c, r);
+    int pred[NB * NTT], out[NB * NTT];
+    const int bad[2] = {-1, (int)config_vocab(&c)};
+    const struct {
+        const char *name;
+        int *tok;
+        size_t n;
+    } where[3] = {{"src", b.src, NB * NTS}, {"dec_in", b.dec_in, NB * NTT},
+                  {"tgt", b.tgt, NB * NTT}};
+    char what[160];
+
+    for (size_t w = 0; w < 3; w++)
+        for (size_t v = 0; v < 2; v++)
+            for (size_t p = 0; p < 2; p++) {
+                const size_t at = p ? where[w].n - 1 : 0;
+                snprintf(what, sizeof what, "%s: %s[%zu] = %d", mc.label, where[w].name, at,
+                         bad[v]);
+                /* a good forward first: the refused one must also end its backward */
+                ck_assert(isfinite(ops->forward(m, &b, NULL)));
+                arena_zero_grad(&m->params);
+                const int saved = where[w].tok[at];
+                where[w].tok[at] = bad[v];
+                mark_no_report();
+                const double loss = ops->forward(m, &b, pred);
+                ck_assert_msg(isnan(loss), "%s: forward returned %g, not NaN", what, loss);
+                assert_reported(what, "token");
+                mark_no_report();
+                ck_assert_msg(ops->backward(m, &b) == -1,
+                              "%s: backward after the refused forward did not refuse", what);
+                assert_reported(what, NULL);
+                assert_grad_zero(m, what);
+                where[w].tok[at] = saved;
+            }
+
+    /* decode and trace read a source only */
+    for (size_t v = 0; v < 2; v++)
+        for (size_t p = 0; p < 2; p++) {
+            const size_t at = p ? NB * NTS - 1 : 0, at1 = p ? NTS - 1 : 0;
+            const int saved = b.src[at];
+            b.src[at] = bad[v];
+            snprintf(what, sizeof what, "%s: decode, src[%zu] = %d", mc.label, at, bad[v]);
+            mark_no_report();
+            ck_assert_msg(ops->decode(m, b.src, NB, NTS, NTT, out) == -1, "%s: not refused",
+                          what);
+            assert_reported(what, "token");
+            b.src[at] = saved;
+            if (ops->trace) {
+                const int saved1 = b.src[at1];
+                b.src[at1] = bad[v];
+                snprintf(what, sizeof what, "%s: trace, src[%zu] = %d", mc.label, at1, bad[v]);
+                size_t calls = 0;
+                mark_no_report();
+                ck_assert_msg(ops->trace(m, b.src, NTS, NTT, out, take_all, &calls) == -1,
+                              "%s: not refused", what);
+                assert_reported(what, "token");
+                b.src[at1] = saved1;
+            }
+        }
+
+    /* and the model still works */
+    arena_zero_grad(&m->params);
+    ck_assert(isfinite(ops->forward(m, &b, NULL)));
+    ck_assert_int_eq(ops->backward(m, &b), 0);
+    ck_assert_int_eq(ops->decode(m, b.src, NB, NTS, NTT, out), 0);
+    batch_free(&b);
+    gsl_rng_free(r);
+    ops->free(m);
+}
+END_TEST
+
+/* ---- 2. backward accumulates ------------------------------------------------------ */
+
+/* forward, backward, then backward again without a forward (see the top of the file):
+ * every gradient is then twice what the first backward left. Twice to rounding, not
+ * bit for bit: a gradient that sums several contributions, g = ((0 + a) + b) + c, forms
+ * ((g + a) + b) + c the second time, which may round differently from 2g (by one unit in
+ * the last place, as measured). The bound is 1e-12 of the largest gradient of the model:
+ * it scales with the contributions (which may cancel to a much smaller sum), and a
+ * backward that overwrote instead of adding, or added a term twice, misses it by far. */
+START_TEST(test_backward_twice_doubles)
+{
+    const model_case mc = case_at(_i);
+    const model_ops *ops = mc.ops;
+    const config c = case_config(&mc, 0);
+    model *m = new_model(&mc, &c, 21);
+    ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
+    gsl_rng *r = tu_rng(22);
+    batch b;
+    random_batch(&b, NB, NTS, NTT, &c, r);
+    arena *a = &m->params;
+    arena_zero_grad(a);
+    ck_assert(isfinite(ops->forward(m, &b, NULL)));
+    ck_assert_int_eq(ops->backward(m, &b), 0);
+    double *once = malloc(a->size * sizeof *once);
+    ck_assert_ptr_nonnull(once);
+    memcpy(once, a->grad, a->size * sizeof *once);
+    double big = 0.0;
+    for (size_t i = 0; i < a->size; i++)
+        big = fmax(big, fabs(once[i]));
+    ck_assert_msg(big > 0.0, "%s: every gradient is 0", mc.label);
+    ck_assert_msg(ops->backward(m, &b) == 0, "%s: a second backward was refused", mc.label);
+    for (size_t k = 0; k < a->n_tensors; k++)
+        for (size_t i = a->offset[k]; i < a->offset[k] + arena_numel(a, k); i++)
+            ck_assert_msg(fabs(a->grad[i] - 2.0 * once[i]) <= 1e-12 * big,
+                          "%s: %s[%zu] is %.17g after two backwards, %.17g after one",
+                          mc.label, a->spec[k].name, i - a->offset[k], a->grad[i], once[i]);
+    free(once);
+    batch_free(&b);
+    gsl_rng_free(r);
+    ops->free(m);
+}
+END_TEST
+
+/* ---- 3. decoding is the teacher-forced argmax ------------------------------------- */
+
+/* Number of different tokens among y[0..n). */
+static size_t distinct_tokens(const int *y, size_t n)
+{
+    size_t d = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < i && y[j] != y[i])
+            j++;
+        d += j == i;
+    }
+    return d;
+}
+
+/* y = decode(src); a forward with dec_in = (BOS, y_1 .. y_{Tt−1}) predicts y exactly:
+ * the step-by-step path and the all-steps-at-once path compute one function. A decoder
+ * that repeats one token would make this weak, so the first of a few initialisations
+ * whose decodes hold two different tokens or more is used. */
+START_TEST(test_decode_is_teacher_forced_argmax)
+{
+    enum { TT = 7, SEEDS = 16 };
+    const model_case mc = case_at(_i);
+    const model_ops *ops = mc.ops;
+    const config c = case_config(&mc, 0);
+    gsl_rng *r = tu_rng(32);
+    batch b;
+    random_batch(&b, NB, NTS, TT, &c, r);
+    int y[NB * TT], pred[NB * TT];
+    model *m = NULL;
+    for (unsigned long seed = 31; seed < 31 + SEEDS; seed++) {
+        if (m)
+            ops->free(m);
+        m = new_model(&mc, &c, seed);
+        ck_assert_int_eq(ops->reserve(m, NB, NTS, TT), 0);
+        ck_assert_int_eq(ops->decode(m, b.src, NB, NTS, TT, y), 0);
+        if (distinct_tokens(y, NB * TT) >= 2)
+            break;
+    }
+    ck_assert_msg(distinct_tokens(y, NB * TT) >= 2,
+                  "%s: %d initialisations decode one token only", mc.label, SEEDS);
+    for (size_t i = 0; i < NB; i++)
+        for (size_t t = 0; t < TT; t++) {
+            const int tok = y[i * TT + t];
+            ck_assert_msg(tok >= 0 && (size_t)tok < config_vocab(&c), "%s: decoded %d",
+                          mc.label, tok);
+            b.tgt[i * TT + t] = tok;
+            b.dec_in[i * TT + t] = t ? y[i * TT + t - 1] : config_bos(&c);
+        }
+    ck_assert(isfinite(ops->forward(m, &b, pred)));
+    for (size_t i = 0; i < NB * TT; i++)
+        ck_assert_msg(pred[i] == y[i], "%s: position %zu: forward predicts %d, decode gave %d",
+                      mc.label, i, pred[i], y[i]);
+    batch_free(&b);
+    gsl_rng_free(r);
+    ops->free(m);
+}
+END_TEST
+
+/* ---- 4. the reservation changes no bit -------------------------------------------- */
+
+/* One training step of a batch: zeroed gradients, forward (loss, predictions), backward;
+ * then a decode of its sources. */
+typedef struct step_result {
+    double loss;
+    int pred[NB * NTT], out[NB * NTT];
+} step_result;
+
+static void step(model *m, const batch *b, step_result *res)
+{
+    arena_zero_grad(&m->params);
+    res->loss = m->ops->forward(m, b, res->pred);
+    ck_assert(isfinite(res->loss));
+    ck_assert_int_eq(m->ops->backward(m, b), 0);
+    ck_assert_int_eq(m->ops->decode(m, b->src, NB, NTS, NTT, res->out), 0);
+}
+
+static void assert_same_step(const model_case *mc, const char *when, const model *m1,
+                             const step_result *r1, const model *m2, const step_result *r2)
+{
+    ck_assert_msg(memcmp(&r1->loss, &r2->loss, sizeof r1->loss) == 0,
+                  "%s, %s: loss %.17g vs %.17g", mc->label, when, r1->loss, r2->loss);
+    ck_assert_msg(memcmp(r1->pred, r2->pred, sizeof r1->pred) == 0,
+                  "%s, %s: predictions differ", mc->label, when);
+    ck_assert_msg(memcmp(r1->out, r2->out, sizeof r1->out) == 0, "%s, %s: decodes differ",
+                  mc->label, when);
+    const arena *a = &m1->params;
+    for (size_t i = 0; i < a->size; i++)
+        ck_assert_msg(memcmp(&a->grad[i], &m2->params.grad[i], sizeof(double)) == 0,
+                      "%s, %s: gradient entry %zu: %.17g vs %.17g", mc->label, when, i,
+                      a->grad[i], m2->params.grad[i]);
+}
+
+/* Two models with the same weights, one reserved for exactly (B, Ts, Tt), one for
+ * (3B, Ts + 7, Tt + 9) that first ran a larger batch: the loss, predictions, gradients
+ * and decodes of a batch are bitwise the same; and again after each model decoded a
+ * batch of other sizes in between. */
+START_TEST(test_reservation_changes_no_bit)
+{
+    const model_case mc = case_at(_i);
+    const model_ops *ops = mc.ops;
+    const config c = case_config(&mc, 0);
+    model *exact = new_model(&mc, &c, 41), *large = new_model(&mc, &c, 41);
+    ck_assert_int_eq(ops->reserve(exact, NB, NTS, NTT), 0);
+    ck_assert_int_eq(ops->reserve(large, 3 * NB, NTS + 7, NTT + 9), 0);
+    gsl_rng *r = tu_rng(42);
+    batch b, big;
+    random_batch(&b, NB, NTS, NTT, &c, r);
+    random_batch(&big, 3 * NB, NTS + 7, NTT + 9, &c, r);
+    int other[3 * NB * (NTT + 9)];
+
+    /* the large model's workspace first holds a larger step */
+    arena_zero_grad(&large->params);
+    ck_assert(isfinite(ops->forward(large, &big, NULL)));
+    ck_assert_int_eq(ops->backward(large, &big), 0);
+
+    step_result r1, r2;
+    step(exact, &b, &r1);
+    step(large, &b, &r2);
+    assert_same_step(&mc, "reserved exactly vs 3B, Ts+7, Tt+9", exact, &r1, large, &r2);
+
+    /* a decode of other sizes in between: B = 1 and a longer target in the large model,
+     * a shorter one in the exact one */
+    ck_assert_int_eq(ops->decode(large, big.src, 1, NTS + 7, NTT + 9, other), 0);
+    ck_assert_int_eq(ops->decode(large, big.src, 3 * NB, NTS + 3, NTT + 1, other), 0);
+    ck_assert_int_eq(ops->decode(exact, b.src, 1, NTS - 2, NTT - 1, other), 0);
+    step(exact, &b, &r1);
+    step(large, &b, &r2);
+    assert_same_step(&mc, "after decodes of other sizes", exact, &r1, large, &r2);
+
+    batch_free(&b);
+    batch_free(&big);
+    gsl_rng_free(r);
+    ops->free(exact);
+    ops->free(large);
+}
+END_TEST
+
+/* ---- 5. n_params and the parameter walk ------------------------------------------- */
+
+/* ops->n_params(cfg) = the arena's size = Σ rows·cols of its size table; the tensors
+ * tile the block in table order; every name is unique. At the small sizes and at the
+ * model's own. */
+START_TEST(test_n_params_is_the_walk)
+{
+    const model_case mc = case_at(_i);
+    ck_assert_msg(mc.ops->variants && mc.ops->variants[0] && mc.ops->variants[0][0] == '\0',
+                  "%s: the variants list must start with \"\" (the defaults)", mc.ops->name);
+    for (int canonical = 0; canonical < 2; canonical++) {
+        const config c = case_config(&mc, canonical);
+        model *m = mc.ops->alloc(&c);
+        ck_assert_ptr_nonnull(m);
+        const arena *a = &m->params;
+        ck_assert_msg(mc.ops->n_params(&c) == a->size, "%s: n_params %zu, arena %zu",
+                      mc.label, mc.ops->n_params(&c), a->size);
+        ck_assert_uint_gt(a->n_tensors, 0);
+        size_t sum = 0;
+        for (size_t k = 0; k < a->n_tensors; k++) {
+            const arena_spec *s = &a->spec[k];
+            ck_assert_msg(a->offset[k] == sum, "%s: %s starts at %zu, not %zu", mc.label,
+                          s->name, a->offset[k], sum);
+            ck_assert_msg(s->rows > 0 && s->cols > 0, "%s: %s is empty", mc.label, s->name);
+            sum += s->rows * s->cols;
+            for (size_t j = 0; j < k; j++)
+                ck_assert_msg(strcmp(a->spec[j].name, s->name) != 0,
+                              "%s: tensors %zu and %zu are both called %s", mc.label, j, k,
+                              s->name);
+        }
+        ck_assert_msg(sum == a->size, "%s: the size table holds %zu, the arena %zu", mc.label,
+                      sum, a->size);
+        mc.ops->free(m);
+    }
+}
+END_TEST
+
+/* ---- 6. sizes outside the reservation --------------------------------------------- */
+
+/* Reserved for (B, Ts, Tt): one more sequence, one more source or one more target
+ * position is refused by forward (NaN), backward, decode and trace (-1), with a message
+ * and no gradient written. */
+START_TEST(test_sizes_outside_refused)
+{
+    const model_case mc = case_at(_i);
+    const model_ops *ops = mc.ops;
+    const config c = case_config(&mc, 0);
+    model *m = new_model(&mc, &c, 51);
+    ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
+    gsl_rng *r = tu_rng(52);
+    static const size_t over[3][3] = {
+        {NB + 1, NTS, NTT}, {NB, NTS + 1, NTT}, {NB, NTS, NTT + 1}};
+    int out[(NB + 1) * (NTT + 1)];
+    char what[160];
+    arena_zero_grad(&m->params);
+    for (size_t k = 0; k < 3; k++) {
+        const size_t B = over[k][0], Ts = over[k][1], Tt = over[k][2];
+        batch b;
+        random_batch(&b, B, Ts, Tt, &c, r);
+        snprintf(what, sizeof what, "%s: (B, Ts, Tt) = (%zu, %zu, %zu) reserved (%d, %d, %d)",
+                 mc.label, B, Ts, Tt, NB, NTS, NTT);
+        mark_no_report();
+        const double loss = ops->forward(m, &b, out);
+        ck_assert_msg(isnan(loss), "%s: forward returned %g, not NaN", what, loss);
+        assert_reported(what, NULL);
+        mark_no_report();
+        ck_assert_msg(ops->backward(m, &b) == -1, "%s: backward not refused", what);
+        assert_reported(what, NULL);
+        mark_no_report();
+        ck_assert_msg(ops->decode(m, b.src, B, Ts, Tt, out) == -1, "%s: decode not refused",
+                      what);
+        assert_reported(what, NULL);
+        if (ops->trace && B == NB) { /* a trace decodes one sequence */
+            size_t calls = 0;
+            mark_no_report();
+            ck_assert_msg(ops->trace(m, b.src, Ts, Tt, out, take_all, &calls) == -1,
+                          "%s: trace not refused", what);
+            assert_reported(what, NULL);
+        }
+        assert_grad_zero(m, what);
+        batch_free(&b);
+    }
+    gsl_rng_free(r);
+    ops->free(m);
+}
+END_TEST
+
+/* ---- 7. backward without its forward ---------------------------------------------- */
+
+/* Backward is refused (-1, a message, no gradient) with no forward yet, with a batch of
+ * other sizes than the last forward's, and after a decode replaced what forward kept. */
+START_TEST(test_backward_needs_its_forward)
+{
+    const model_case mc = case_at(_i);
+    const model_ops *ops = mc.ops;
+    const config c = case_config(&mc, 0);
+    model *m = new_model(&mc, &c, 61);
+    ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
+    gsl_rng *r = tu_rng(62);
+    batch b, fewer;
+    random_batch(&b, NB, NTS, NTT, &c, r);
+    random_batch(&fewer, NB - 1, NTS, NTT, &c, r);
+    int out[NB * NTT];
+    char what[160];
+    arena_zero_grad(&m->params);
+
+    snprintf(what, sizeof what, "%s: backward before any forward", mc.label);
+    mark_no_report();
+    ck_assert_msg(ops->backward(m, &b) == -1, "%s: not refused", what);
+    assert_reported(what, NULL);
+
+    ck_assert(isfinite(ops->forward(m, &b, NULL)));
+    snprintf(what, sizeof what, "%s: backward of a batch of B = %d after a forward of B = %d",
+             mc.label, NB - 1, NB);
+    mark_no_report();
+    ck_assert_msg(ops->backward(m, &fewer) == -1, "%s: not refused", what);
+    assert_reported(what, NULL);
+
+    ck_assert_int_eq(ops->decode(m, b.src, NB, NTS, NTT, out), 0);
+    snprintf(what, sizeof what, "%s: backward after a decode", mc.label);
+    mark_no_report();
+    ck_assert_msg(ops->backward(m, &b) == -1, "%s: not refused", what);
+    assert_reported(what, NULL);
+    assert_grad_zero(m, what);
+
+    batch_free(&b);
+    batch_free(&fewer);
+    gsl_rng_free(r);
+    ops->free(m);
+}
+END_TEST
+
+/* ---- 8. golden checkpoints ---------------------------------------------------------- */
+
+/* The name of the kernel OpenBLAS computes with on this machine ("Haswell", ...), looked
+ * up at run time so a build on GSL's own CBLAS links too (its key is then the BLAS's). */
+static const char *blas_core(void)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "openblas_get_corename");
+    if (!sym) {
+        char path[512];
+        return buildinfo_blas(path, sizeof path);
+    }
+    char *(*corename)(void);
+    memcpy(&corename, &sym, sizeof corename); /* object pointer to function pointer (POSIX) */
+    const char *name = corename();
+    return name && *name ? name : "unknown";
+}
+
+/* Appends to args (from *n on, at most max) the flags of the settings of a variant:
+ * key=value becomes --key value ('-' for '_'), a switch key=1 becomes --key. The strings
+ * live in store. */
+static void variant_flags(const char *variant, char store[][64], const char **args,
+                          size_t *n, size_t max)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", variant);
+    char *save = NULL;
+    size_t s = 0;
+    for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_msg(eq != NULL, "variant setting '%s' is not key=value", kv);
+        *eq = '\0';
+        const config_field *f = config_find(kv);
+        ck_assert_msg(f != NULL, "variant setting '%s' is not a configuration key", kv);
+        ck_assert(*n + 2 < max);
+        char *flag = store[s++];
+        snprintf(flag, 64, "--%s", f->name);
+        for (char *p = flag; *p; p++)
+            *p = *p == '_' ? '-' : *p;
+        args[(*n)++] = flag;
+        if (f->type == CFG_BOOL)
+            ck_assert_msg(strcmp(eq + 1, "1") == 0, "%s: only 1 can be given as a flag", kv);
+        else
+            args[(*n)++] = strcpy(store[s++], eq + 1);
+    }
+}
+
+/* The CRC-32 of a checkpoint file: of all its bytes but the last four, which hold that
+ * very CRC (docs/checkpoint-format.md). The CRC of the whole file would say nothing: a
+ * message followed by its own CRC-32 always gives the same value, 2144df1c. Fails unless
+ * the file's last four bytes agree. */
+static uint32_t checkpoint_crc32(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert(fseek(f, 0, SEEK_END) == 0);
+    const long size = ftell(f);
+    ck_assert_msg(size > 4, "%s: %ld bytes", path, size);
+    rewind(f);
+    unsigned char buf[65536];
+    uint32_t crc = 0;
+    for (long left = size - 4; left > 0;) {
+        const size_t want = left < (long)sizeof buf ? (size_t)left : sizeof buf;
+        ck_assert(fread(buf, 1, want, f) == want);
+        crc = crc32_update(crc, buf, want);
+        left -= (long)want;
+    }
+    const size_t n = fread(buf, 1, 4, f);
+    fclose(f);
+    ck_assert_uint_eq(n, 4);
+    const uint32_t stored = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
+                            (uint32_t)buf[3] << 24; /* little-endian */
+    ck_assert_msg(crc == stored, "%s: stored CRC %08lx, computed %08lx", path,
+                  (unsigned long)stored, (unsigned long)crc);
+    return crc;
+}
+
+/* The fixture's line for (core, compiler, model name, variant): its CRC in *crc and 1, or 0
+ * when there is none; *machine_known says whether any line has this core and compiler. */
+static int golden_lookup(const char *core, const char *compiler, const char *name,
+                         const char *variant, uint32_t *crc, int *machine_known)
+{
+    const char *root = getenv("ATTNLAB_SRC");
+    char path[1024], line[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/golden-checkpoints.tsv",
+             root && *root ? root : ".");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    int found = 0;
+    *machine_known = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *col[5];
+        size_t n = 0;
+        /* strtok_r would merge empty columns: split at each tab by hand */
+        for (char *p = line; n < 5; n++) {
+            col[n] = p;
+            p = strchr(p, '\t');
+            if (!p) {
+                n++;
+                break;
+            }
+            *p++ = '\0';
+        }
+        if (n != 5 || strcmp(col[0], core) != 0 || strcmp(col[1], compiler) != 0)
+            continue;
+        *machine_known = 1;
+        if (strcmp(col[2], name) == 0 && strcmp(col[3], variant) == 0) {
+            char *end;
+            *crc = (uint32_t)strtoul(col[4], &end, 16);
+            ck_assert_msg(*end == '\0' && end != col[4], "%s: bad CRC '%s'", path, col[4]);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Trains the case for 60 steps from seed 1 through the program and compares the CRC-32
+ * of its model.ckpt with the fixture's line for this machine's BLAS kernel and compiler.
+ * With ATTNLAB_GOLDEN_WRITE=FILE, appends that line to FILE instead (tests/golden.sh). */
+START_TEST(test_golden_checkpoint)
+{
+    const model_case mc = case_at(_i);
+    char dir[128];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-golden-%ld-%d", (long)getpid(), _i);
+    const char *args[48] = {"train", "--quiet", "--steps", "60", "--train-len", "3:9",
+                            "--eval-lengths", "4,8", "--samples", "16",
+                            "--checkpoint-every", "25", "--seed", "1", "--out", dir,
+                            "--model", mc.ops->name};
+    size_t n = 18;
+    char store[16][64];
+    variant_flags(mc.variant, store, args, &n, 47);
+    args[n] = NULL;
+    char err[2048];
+    const int status = tu_run_quiet(args, err, sizeof err);
+    ck_assert_msg(status == 0, "%s: training failed (status %d): %s", mc.label, status, err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/model.ckpt", dir);
+    const uint32_t crc = checkpoint_crc32(path);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+
+    const char *core = blas_core(), *compiler = buildinfo_compiler();
+    const char *variant = mc.variant[0] ? mc.variant : "defaults";
+    const char *out = getenv("ATTNLAB_GOLDEN_WRITE");
+    if (out && *out) {
+        FILE *f = fopen(out, "a");
+        ck_assert_msg(f != NULL, "cannot open %s", out);
+        fprintf(f, "%s\t%s\t%s\t%s\t%08lx\n", core, compiler, mc.ops->name, variant,
+                (unsigned long)crc);
+        ck_assert_int_eq(fclose(f), 0);
+        return;
+    }
+    uint32_t want = 0;
+    int known;
+    if (!golden_lookup(core, compiler, mc.ops->name, variant, &want, &known)) {
+        if (known)
+            printf("golden checkpoint of %s not checked: the fixture has no line for it with "
+                   "BLAS kernel '%s' and compiler '%s' (tests/golden.sh writes it)\n",
+                   mc.label, core, compiler);
+        else
+            printf("golden checkpoint of %s not checked: the fixture has no line for BLAS "
+                   "kernel '%s' and compiler '%s' (tests/golden.sh writes them)\n",
+                   mc.label, core, compiler);
+        return;
+    }
+    ck_assert_msg(crc == want,
+                  "%s: model.ckpt has CRC-32 %08lx, the fixture %08lx (kernel %s, %s): the "
+                  "numerics changed; if that was meant, run tests/golden.sh",
+                  mc.label, (unsigned long)crc, (unsigned long)want, core, compiler);
+}
+END_TEST
+
+Suite *make_models_suite(void)
+{
+    Suite *s = suite_create("models");
+    const int n = (int)case_count();
+
+    TCase *tc = tcase_create("contract");
+    tcase_set_timeout(tc, 120); /* under a sanitizer */
+    tcase_add_loop_test(tc, test_bad_tokens_refused, 0, n);
+    tcase_add_loop_test(tc, test_backward_twice_doubles, 0, n);
+    tcase_add_loop_test(tc, test_decode_is_teacher_forced_argmax, 0, n);
+    tcase_add_loop_test(tc, test_reservation_changes_no_bit, 0, n);
+    tcase_add_loop_test(tc, test_n_params_is_the_walk, 0, n);
+    tcase_add_loop_test(tc, test_sizes_outside_refused, 0, n);
+    tcase_add_loop_test(tc, test_backward_needs_its_forward, 0, n);
+    suite_add_tcase(s, tc);
+
+    /* one training run of 60 steps per case */
+    TCase *golden = tcase_create("golden");
+    tcase_set_tags(golden, "slow"); /* about 10 s, minutes under a sanitizer */
+    tcase_set_timeout(golden, 600);
+    tcase_add_loop_test(golden, test_golden_checkpoint, 0, n);
+    suite_add_tcase(s, golden);
+    return s;
+}
