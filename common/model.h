@@ -78,7 +78,9 @@ typedef struct model_ops {
     double (*forward)(model *m, const batch *b, int *pred);
     /* Backward pass of the last forward on the same batch: accumulates (+=) the gradient
      * of the mean loss into the gradient arena. Returns 0, or -1 (error contract) when the
-     * last call was not a forward of a batch of these sizes. */
+     * last forward, decode or trace call was not a successful forward of a batch of these
+     * sizes: a refused forward, a decode or a trace leaves nothing to differentiate. A
+     * second backward after one forward accumulates the same gradient again. */
     int (*backward)(model *m, const batch *b);
     /* Greedy decoding of Tt tokens for each of B sources (B, Ts), feeding back its own
      * predictions; writes out (B, Tt). Returns 0, or -1 (error contract). */

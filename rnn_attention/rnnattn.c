@@ -144,16 +144,6 @@ static int fits(const rnnattn_state *s, size_t B, size_t Ts, size_t Tt)
            Tt <= s->cap_Tt;
 }
 
-/* 1 when each of the n tokens of ids is in [0, V): an id outside would index past an
- * embedding table. */
-static int tokens_ok(const int *ids, size_t n, size_t V)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || (size_t)ids[i] >= V)
-            return 0;
-    return 1;
-}
-
 /* ---- pieces shared by forward, decode and trace ---------------------------------------- */
 
 /* The encoder: embeds the source (already time-major in s->src), runs the cell from
@@ -225,19 +215,21 @@ double rnnattn_forward(model *mm, const batch *b, int *pred)
     rnnattn_model *m = (rnnattn_model *)mm;
     rnnattn_state *s = &m->s;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, V = config_vocab(&mm->cfg);
+    /* from here until this forward is complete there is nothing to differentiate: a
+     * refused batch leaves no earlier forward for backward to take as its own */
+    s->B = 0;
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VAL("rnn_attention forward: batch sizes outside the reservation",
                       GSL_EBADLEN, NAN);
-    if (!tokens_ok(b->src, B * Ts, V))
+    if (op_tokens_check(b->src, B * Ts, V) != 0)
         GSL_ERROR_VAL("rnn_attention forward: source token outside the vocabulary", GSL_EDOM,
                       NAN);
-    if (!tokens_ok(b->dec_in, B * Tt, V))
+    if (op_tokens_check(b->dec_in, B * Tt, V) != 0)
         GSL_ERROR_VAL("rnn_attention forward: decoder input token outside the vocabulary",
                       GSL_EDOM, NAN);
-    if (!tokens_ok(b->tgt, B * Tt, V))
+    if (op_tokens_check(b->tgt, B * Tt, V) != 0)
         GSL_ERROR_VAL("rnn_attention forward: target token outside the vocabulary", GSL_EDOM,
                       NAN);
-    s->B = 0; /* until this forward is complete there is nothing to differentiate */
     op_tokens_time_major(s->src, b->src, B, Ts, V);
     op_tokens_time_major(s->din, b->dec_in, B, Tt, V);
     op_tokens_time_major(s->tgt, b->tgt, B, Tt, V);
@@ -372,7 +364,7 @@ int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, in
     const size_t V = config_vocab(&mm->cfg);
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VAL("rnn_attention decode: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (!tokens_ok(src, B * Ts, V))
+    if (op_tokens_check(src, B * Ts, V) != 0)
         GSL_ERROR_VAL("rnn_attention decode: source token outside the vocabulary", GSL_EDOM,
                       -1);
     s->B = 0; /* the arrays now hold a decode: nothing for backward */
@@ -419,7 +411,7 @@ int rnnattn_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out, tra
     rnnattn_model *m = (rnnattn_model *)mm;
     if (!fits(&m->s, 1, Ts, Tt))
         GSL_ERROR_VAL("rnn_attention trace: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (!tokens_ok(src, Ts, config_vocab(&mm->cfg)))
+    if (op_tokens_check(src, Ts, config_vocab(&mm->cfg)) != 0)
         GSL_ERROR_VAL("rnn_attention trace: source token outside the vocabulary", GSL_EDOM,
                       -1);
     if (rnnattn_decode(mm, src, 1, Ts, Tt, out) != 0)

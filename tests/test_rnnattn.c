@@ -948,8 +948,8 @@ START_TEST(test_errors)
     b.tgt[NB * NTT - 1] = 0;
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL))); /* and still works */
 
-    /* A refused batch writes nothing: the forward before it can still be differentiated,
-     * and gives the gradient it gives without the refusal in between. */
+    /* A refused batch leaves nothing to differentiate (model.h: backward follows its own
+     * forward), writes no gradient, and the next forward is as good as ever. */
     const arena *a = &m->params;
     double *once = malloc(a->size * sizeof(double));
     ck_assert_ptr_nonnull(once);
@@ -958,10 +958,16 @@ START_TEST(test_errors)
     memcpy(once, a->grad, a->size * sizeof(double));
     arena_zero_grad(&m->params);
     rnnattn_ops.forward(m, &b, NULL);
+    const int tgt0 = b.tgt[0];
     b.tgt[0] = -1;
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
     ck_assert_int_eq(gsl_errors, 9);
-    b.tgt[0] = 0;
+    b.tgt[0] = tgt0;
+    ck_assert_int_eq(rnnattn_ops.backward(m, &b), -1);
+    ck_assert_int_eq(gsl_errors, 10);
+    for (size_t i = 0; i < a->size; i++)
+        ck_assert(a->grad[i] == 0.0);
+    ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
     ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
     ck_assert_mem_eq(a->grad, once, a->size * sizeof(double));
     free(once);
@@ -971,7 +977,7 @@ START_TEST(test_errors)
     ck_assert_int_eq(rnnattn_ops.reserve(m, SIZE_MAX / 2, NTS, NTT), -1);
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
     ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
-    ck_assert_int_eq(gsl_errors, 9);
+    ck_assert_int_eq(gsl_errors, 10);
     gsl_set_error_handler(old);
 
     batch_free(&b);
