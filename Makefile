@@ -83,7 +83,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BIN      := $(BUILD)/attnlab
 TEST_BIN := $(BUILD)/attnlab-tests
 
-.PHONY: all check check-fast demo bench fuzz valgrind clean install uninstall deps
+.PHONY: all check check-fast check-compilers demo bench fuzz valgrind clean install uninstall deps
 
 # Build the attnlab program.
 all: $(BIN)
@@ -119,6 +119,18 @@ check: deps
 # Run the fast subset only (skips the cases tagged slow).
 check-fast: $(BIN) $(TEST_BIN)
 	CK_EXCLUDE_TAGS=slow ATTNLAB=$(BIN) $(TEST_BIN)
+
+# Build with clang -O2 -march=native (its own build/clang), check that its 60-step
+# checkpoints of every model and variant are the fixture's, which the default gcc build
+# wrote, bit for bit (the golden test: -ffp-contract=off makes the compiler irrelevant),
+# then run that build's fast tests.
+CLANG_BUILD := build/clang
+check-compilers: deps
+	@sh .ci/deps.sh fuzz
+	@$(MAKE) --no-print-directory CC=clang OPT="-O2 -march=native" BUILD=$(CLANG_BUILD) \
+	  $(CLANG_BUILD)/attnlab $(CLANG_BUILD)/attnlab-tests
+	CK_RUN_SUITE=models CK_RUN_CASE=golden ATTNLAB=$(CLANG_BUILD)/attnlab $(CLANG_BUILD)/attnlab-tests
+	CK_EXCLUDE_TAGS=slow ATTNLAB=$(CLANG_BUILD)/attnlab $(CLANG_BUILD)/attnlab-tests
 
 # Install what is missing, build, then run the quick comparison of the three models into
 # results/demo/ (tables, figures, report.html; about five minutes on two cores).
