@@ -70,7 +70,9 @@ typedef struct model_ops {
     /* Draws initial weights from r. */
     void (*init)(model *m, gsl_rng *r);
     /* Makes the workspace large enough for batches of up to B sequences of lengths up to
-     * Ts and Tt (forward/backward and decode). Returns 0, or -1 when out of memory. */
+     * Ts and Tt (forward/backward and decode); a reservation never shrinks (smaller sizes
+     * keep the larger workspace). Returns 0, or -1 when out of memory or when the sizes
+     * overflow; the reservation before a failed one stays usable. */
     int (*reserve)(model *m, size_t B, size_t Ts, size_t Tt);
     /* Teacher-forced forward pass: returns the mean cross-entropy over the B·Tt target
      * tokens and, when pred is not NULL, writes the argmax token of each position (B, Tt).

@@ -453,6 +453,11 @@ START_TEST(test_reservation_changes_no_bit)
     step(large, &b, &r2);
     assert_same_step(&mc, "after decodes of other sizes", exact, &r1, large, &r2);
 
+    /* a smaller reservation never shrinks a larger one: the large batch still runs */
+    ck_assert_int_eq(ops->reserve(large, 1, 1, 1), 0);
+    ck_assert(isfinite(ops->forward(large, &big, NULL)));
+    ck_assert_int_eq(ops->decode(large, big.src, 3 * NB, NTS + 7, NTT + 9, other), 0);
+
     batch_free(&b);
     batch_free(&big);
     gsl_rng_free(r);

@@ -1256,34 +1256,6 @@ START_TEST(test_model_gradcheck)
 }
 END_TEST
 
-/* Backward accumulates: twice on one forward doubles every gradient. */
-START_TEST(test_model_backward_accumulates)
-{
-    config c = small_config(0, "learned");
-    batch b;
-    gsl_rng *r = tu_rng(91);
-    random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
-    tfm_model *m = small_model(&c, MD_B, MD_TS, MD_TT, 92);
-    arena *a = &m->head.params;
-    arena_zero_grad(a);
-    tfm_ops.forward(&m->head, &b, NULL);
-    tfm_ops.backward(&m->head, &b);
-    double *g1 = malloc(a->size * sizeof(double));
-    ck_assert_ptr_nonnull(g1);
-    memcpy(g1, a->grad, a->size * sizeof(double));
-    tfm_ops.backward(&m->head, &b);
-    assert_doubled(a->grad, g1, a->size);
-    size_t nonzero = 0;
-    for (size_t i = 0; i < a->size; i++)
-        nonzero += g1[i] != 0.0;
-    ck_assert(nonzero > a->size / 2); /* the gradients are not trivially zero */
-    free(g1);
-    tfm_ops.free(&m->head);
-    batch_free(&b);
-    gsl_rng_free(r);
-}
-END_TEST
-
 /* A step whose attention weights are made again in the backward gives the same loss and
  * the same gradients, bit for bit, as one that kept them. */
 START_TEST(test_model_weights_made_again)
@@ -1747,7 +1719,6 @@ Suite *make_tfm_suite(void)
     TCase *whole = tcase_create("model");
     tcase_set_timeout(whole, 120); /* the model gradient checks under a sanitizer */
     tcase_add_loop_test(whole, test_model_gradcheck, 0, 6);
-    tcase_add_test(whole, test_model_backward_accumulates);
     tcase_add_test(whole, test_model_weights_made_again);
     tcase_add_test(whole, test_keep_maps_bound);
     tcase_add_loop_test(whole, test_no_leftward_flow, 0, 2);
