@@ -56,7 +56,7 @@ static int write_bench(FILE *f, const void *ctx)
 int cmd_bench(int argc, char **argv)
 {
     static const args_flag allowed[] = {ARGS_MODELS, ARGS_LENGTHS, ARGS_REPS, ARGS_OUT, 0};
-    args a;
+    args_line a;
     int rc = args_parse(argc, argv, 1, allowed, cmd_bench_help, &a);
     if (rc)
         return args_exit(rc);

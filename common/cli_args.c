@@ -22,6 +22,7 @@
 /* getopt_long's code of setting k of config_fields: ARGS_SETTING + k, above every
  * args_flag. */
 #define ARGS_SETTING 1000
+_Static_assert(ARGS_END < ARGS_SETTING, "the codes of flags and settings must not overlap");
 
 /* The spelling and argument of each args_flag. */
 typedef struct flag_spec {
@@ -89,7 +90,7 @@ int args_run_error(const char *fmt, ...)
 /* ---- flags ------------------------------------------------------------------------- */
 
 int args_parse(int argc, char **argv, int settings, const args_flag *allowed,
-               void (*help)(void), args *a)
+               void (*help)(void), args_line *a)
 {
     /* the flag spellings of the settings, made once (getopt_long keeps the pointers) */
     static char names[ARGS_MAX_FIELDS][CONFIG_STR_MAX];
@@ -144,9 +145,9 @@ int args_parse(int argc, char **argv, int settings, const args_flag *allowed,
     return 0;
 }
 
-const char *args_get(const args *a, args_flag f) { return a->flag[f - ARGS_FIRST]; }
+const char *args_get(const args_line *a, args_flag f) { return a->flag[f - ARGS_FIRST]; }
 
-const char *args_setting(const args *a, const char *name)
+const char *args_setting(const args_line *a, const char *name)
 {
     const config_field *f = config_find(name);
     return f ? a->setting[f - config_fields] : NULL;
@@ -164,7 +165,7 @@ int args_size(const char *flag, const char *text, size_t lo, size_t hi, size_t *
     return 0;
 }
 
-int args_count(const args *a, args_flag f, size_t lo, size_t hi, size_t *out)
+int args_count(const args_line *a, args_flag f, size_t lo, size_t hi, size_t *out)
 {
     const char *text = args_get(a, f);
     if (!text)
@@ -272,7 +273,7 @@ void args_all_models(char *buf, size_t n)
 
 /* ---- the configuration ------------------------------------------------------------------- */
 
-int args_config(const args *a, const args_plan *p, config *c, const model_ops **ops)
+int args_config(const args_line *a, const args_plan *p, config *c, const model_ops **ops)
 {
     char err[ARGS_ERR_MAX];
     config_defaults(c);

@@ -63,12 +63,12 @@ typedef enum args_flag {
 
 /* What one command line said: the raw text of each flag given (NULL when absent; "1"
  * for a flag without a value). */
-typedef struct args {
+typedef struct args_line {
     const char *setting[ARGS_MAX_FIELDS];  /* by index into config_fields */
     const char *flag[ARGS_END - ARGS_FIRST]; /* by args_flag - ARGS_FIRST */
     int given[ARGS_MAX_FIELDS];            /* settings in the order given */
     size_t n_given;
-} args;
+} args_line;
 
 /* Parses argv (argv[0] is the command word) into a. settings: the command takes the
  * settings of struct config as flags. allowed: the args_flag values it takes, ended by
@@ -76,24 +76,24 @@ typedef struct args {
  * help; or ARGS_EXIT_USAGE after printing the error (an unknown or ambiguous flag, a
  * missing value, an argument that is not a flag). */
 int args_parse(int argc, char **argv, int settings, const args_flag *allowed,
-               void (*help)(void), args *a);
+               void (*help)(void), args_line *a);
 
 /* The status a command returns for a result of args_parse or args_config that is not 0:
  * 0 after --help, else the result itself. */
 static inline int args_exit(int rc) { return rc == ARGS_HELP_SHOWN ? 0 : rc; }
 
 /* The text given to flag f, or NULL. */
-const char *args_get(const args *a, args_flag f);
+const char *args_get(const args_line *a, args_flag f);
 
 /* The text given to the setting called name (a key of config_fields), or NULL. */
-const char *args_setting(const args *a, const char *name);
+const char *args_setting(const args_line *a, const char *name);
 
 /* Parses text, the value of --flag, as a whole number in [lo, hi] into *out. Returns 0,
  * or prints and returns ARGS_EXIT_USAGE. */
 int args_size(const char *flag, const char *text, size_t lo, size_t hi, size_t *out);
 
 /* args_size on the text of flag f when it was given; *out keeps its default when not. */
-int args_count(const args *a, args_flag f, size_t lo, size_t hi, size_t *out);
+int args_count(const args_line *a, args_flag f, size_t lo, size_t hi, size_t *out);
 
 /* Parses a list of lengths, each in [1, max], into out (room for ARGS_MAX_LENGTHS):
  * "A:B:S" (A to B in steps of S), "A:B" (step 1) or "A,B,C". Returns 0, or prints and
@@ -135,7 +135,7 @@ typedef struct args_plan {
  * the order given; the task looked up; --train-len when the command takes it;
  * config_check; the model's check. *ops receives the model (NULL when shared). Returns
  * 0, or prints and returns ARGS_EXIT_USAGE (the first value refused). */
-int args_config(const args *a, const args_plan *p, config *c, const model_ops **ops);
+int args_config(const args_line *a, const args_plan *p, config *c, const model_ops **ops);
 
 /* Sets the command named in every message ("attnlab train"). */
 void args_set_command(const char *name);

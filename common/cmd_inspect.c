@@ -175,7 +175,7 @@ int cmd_eval(int argc, char **argv)
 {
     static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_LENGTHS, ARGS_SAMPLES,
                                         ARGS_OUT,        ARGS_INPUT,   0};
-    args a;
+    args_line a;
     int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &a);
     if (rc)
         return args_exit(rc);
@@ -278,7 +278,7 @@ static void print_tensor_error(void *ctx, const char *tensor, double err, size_t
 int cmd_gradcheck(int argc, char **argv)
 {
     static const args_flag allowed[] = {ARGS_LEN, ARGS_STRIDE, 0};
-    args a;
+    args_line a;
     config c;
     const model_ops *ops;
     int rc = args_parse(argc, argv, 1, allowed, cmd_gradcheck_help, &a);
@@ -472,7 +472,7 @@ done:
 int cmd_attention(int argc, char **argv)
 {
     static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, 0};
-    args a;
+    args_line a;
     int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, &a);
     if (rc)
         return args_exit(rc);

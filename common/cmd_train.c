@@ -131,7 +131,7 @@ static size_t default_eval_lengths(const config *c, size_t *out)
 
 /* With --resume DIR every setting comes from DIR: refuses any other flag but --quiet and
  * --threads, and sets the BLAS threads of the latter. Returns 0 or the usage status. */
-static int parse_resume(const args *a, train_job *j)
+static int parse_resume(const args_line *a, train_job *j)
 {
     for (int k = ARGS_FIRST; k < ARGS_END; k++)
         if (args_get(a, (args_flag)k) && k != ARGS_RESUME && k != ARGS_QUIET)
@@ -161,7 +161,7 @@ static int parse_train(int argc, char **argv, train_job *j, const char **resume)
     static const args_flag allowed[] = {ARGS_TRAIN_LEN, ARGS_OUT,   ARGS_EVAL_LENGTHS,
                                         ARGS_SAMPLES,   ARGS_QUIET, ARGS_TRACE,
                                         ARGS_COST_LENGTHS, ARGS_RESUME, 0};
-    args a;
+    args_line a;
     int rc = args_parse(argc, argv, 1, allowed, cmd_train_help, &a);
     if (rc)
         return rc;
@@ -210,14 +210,14 @@ int cmd_train_check(int argc, char **argv)
 
 /* The arguments of a train command, one per line (args.txt), so --resume can parse the
  * very same command again. */
-typedef struct args_text {
+typedef struct command_text {
     int argc;
     char **argv;
-} args_text;
+} command_text;
 
 static int write_args(FILE *f, const void *ctx)
 {
-    const args_text *t = ctx;
+    const command_text *t = ctx;
     for (int i = 1; i < t->argc; i++)
         fprintf(f, "%s\n", t->argv[i]);
     return ferror(f) ? -1 : 0;
@@ -560,7 +560,7 @@ int cmd_train(int argc, char **argv)
         rc = args_run_error("--out: %s", err);
         goto out;
     }
-    args_text at = {argc, argv};
+    command_text at = {argc, argv};
     if (!resume && (cmd_write_file(j.dir, "args.txt", write_args, &at) != 0 ||
                     cmd_write_file(j.dir, "config.tsv", write_config, c) != 0)) {
         rc = ARGS_EXIT_RUNTIME;

@@ -118,7 +118,7 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     static const args_flag allowed[] = {ARGS_PRESET,    ARGS_MODELS,       ARGS_SEEDS,
                                         ARGS_TRAIN_LEN, ARGS_EVAL_LENGTHS, ARGS_SAMPLES,
                                         ARGS_JOBS,      ARGS_OUT,          ARGS_PRINT_JOBS, 0};
-    args a;
+    args_line a;
     int rc = args_parse(argc, argv, 1, allowed, cmd_compare_help, &a);
     if (rc)
         return rc;
