@@ -767,6 +767,9 @@ Suite *make_cli_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("usage");
+    /* each case starts the program several times: seconds under a sanitizer on a busy
+     * machine, beyond Check's default of 4 */
+    tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, bad_input_is_named, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(tc, help_and_version);
     tcase_add_test(tc, gradcheck_command_passes);
