@@ -65,9 +65,10 @@ double bench_dgemm(size_t side, size_t reps)
     return m;
 }
 
-/* The measurement itself, run in the child. Returns 0 or -1. */
+/* The measurement itself, run in the child. Returns 0, or -1: out of memory (err left
+ * empty), or the model refused a backward or decode (err holds model_last_error()). */
 static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
-                   bench_result *out)
+                   bench_result *out, char *err, size_t n)
 {
     const task *t = task_lookup(c->task);
     const size_t B = c->batch, Tt = t->target_len(L);
@@ -86,12 +87,14 @@ static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
     ops->init(m, r.s[RNG_INIT]);
     task_fill(t, &b, B, L, c->symbols, r.s[RNG_TRAIN]);
     arena *p = &m->params;
-    /* one full training step, exactly as train_run does it */
+    /* one full training step, exactly as train_run does it; a backward the model refuses
+     * ends the measurement (the child exits: nothing to free) */
 #define TRAIN_STEP()                                                                      \
     do {                                                                                  \
         arena_zero_grad(p);                                                               \
         ops->forward(m, &b, pred);                                                        \
-        ops->backward(m, &b);                                                             \
+        if (ops->backward(m, &b) != 0)                                                    \
+            goto refused;                                                                 \
         optim_clip(p->grad, p->size, c->clip);                                            \
         optim_adam_step(&o, p->data, p->grad, c->lr);                                     \
     } while (0)
@@ -108,12 +111,14 @@ static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
         rate[k] = (double)(steps * B) / dt;
     }
 #undef TRAIN_STEP
-    ops->decode(m, b.src, B, L, Tt, pred); /* warm-up */
+    if (ops->decode(m, b.src, B, L, Tt, pred) != 0) /* warm-up */
+        goto refused;
     for (size_t k = 0; k < reps; k++) {
         size_t calls = 0;
         double t0 = train_now(), dt;
         do {
-            ops->decode(m, b.src, B, L, Tt, pred);
+            if (ops->decode(m, b.src, B, L, Tt, pred) != 0)
+                goto refused;
             calls++;
             dt = train_now() - t0;
         } while (dt < BENCH_MIN_SECONDS);
@@ -136,7 +141,17 @@ static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
     getrusage(RUSAGE_SELF, &ru);
     out->peak_mib = (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
     return 0;
+refused:
+    snprintf(err, n, "%s", model_last_error());
+    return -1;
 }
+
+/* What the child sends back through the pipe: the result, or why it failed. */
+typedef struct bench_reply {
+    int ok;
+    char err[256];
+    bench_result r;
+} bench_reply;
 
 int bench_model(const model_ops *ops, const config *c, size_t L, size_t reps,
                 bench_result *out, char *err, size_t n)
@@ -156,24 +171,33 @@ int bench_model(const model_ops *ops, const config *c, size_t L, size_t reps,
     }
     if (pid == 0) {
         close(fd[0]);
-        bench_result res;
-        int ok = measure(ops, c, L, reps, &res) == 0 &&
-                 write(fd[1], &res, sizeof res) == (ssize_t)sizeof res;
-        _exit(ok ? 0 : 1);
+        bench_reply rep;
+        memset(&rep, 0, sizeof rep);
+        rep.ok = measure(ops, c, L, reps, &rep.r, rep.err, sizeof rep.err) == 0;
+        int sent = write(fd[1], &rep, sizeof rep) == (ssize_t)sizeof rep;
+        _exit(rep.ok && sent ? 0 : 1);
     }
     close(fd[1]);
+    bench_reply rep;
     ssize_t got = 0, k;
-    while (got < (ssize_t)sizeof *out &&
-           (k = read(fd[0], (char *)out + got, sizeof *out - (size_t)got)) > 0)
+    while (got < (ssize_t)sizeof rep &&
+           (k = read(fd[0], (char *)&rep + got, sizeof rep - (size_t)got)) > 0)
         got += k;
     close(fd[0]);
     int st = 0;
     waitpid(pid, &st, 0);
-    if (got != (ssize_t)sizeof *out || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (got == (ssize_t)sizeof rep && !rep.ok && rep.err[0]) {
+        rep.err[sizeof rep.err - 1] = '\0';
+        snprintf(err, n, "bench: measuring %s at length %zu failed: %s", ops->name, L,
+                 rep.err);
+        return -1;
+    }
+    if (got != (ssize_t)sizeof rep || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         snprintf(err, n, "bench: measuring %s at length %zu failed (out of memory?)",
                  ops->name, L);
         return -1;
     }
+    *out = rep.r;
     return 0;
 }
 
@@ -227,13 +251,15 @@ int bench_cost(model *m, const task *t, size_t L, size_t B, size_t reps, const g
         goto done;
     task_fill(t, &b, B, L, m->cfg.symbols, r);
     m->ops->forward(m, &b, pred); /* warm-up: caches, page faults of a new reservation */
-    m->ops->backward(m, &b);
+    if (m->ops->backward(m, &b) != 0)
+        goto refused;
     for (size_t k = 0; k < reps; k++) {
         size_t calls = 0;
         double t0 = train_now(), dt;
         do {
             m->ops->forward(m, &b, pred);
-            m->ops->backward(m, &b);
+            if (m->ops->backward(m, &b) != 0)
+                goto refused;
             calls++;
             dt = train_now() - t0;
         } while (dt < BENCH_MIN_SECONDS / 5);
@@ -241,7 +267,8 @@ int bench_cost(model *m, const task *t, size_t L, size_t B, size_t reps, const g
         calls = 0;
         t0 = train_now();
         do {
-            m->ops->decode(m, b.src, B, L, Tt, pred);
+            if (m->ops->decode(m, b.src, B, L, Tt, pred) != 0)
+                goto refused;
             calls++;
             dt = train_now() - t0;
         } while (dt < BENCH_MIN_SECONDS / 5);
@@ -251,6 +278,9 @@ int bench_cost(model *m, const task *t, size_t L, size_t B, size_t reps, const g
     *train_ms = median(tr, reps);
     *decode_ms = median(de, reps);
     rc = 0;
+    goto done;
+refused:
+    arena_zero_grad(&m->params); /* no half-made gradient is left behind */
 done:
     batch_free(&b);
     free(pred);

@@ -30,7 +30,8 @@ typedef struct bench_result {
 } bench_result;
 
 /* Measures one model at source/target length L with configuration c (batch c->batch) in
- * a child process. Returns 0, or -1 with one line in err. */
+ * a child process. Returns 0, or -1 with one line in err (which quotes the model's own
+ * message when it refused a backward or a decode: model.h's error contract). */
 int bench_model(const model_ops *ops, const config *c, size_t L, size_t reps,
                 bench_result *out, char *err, size_t n);
 
@@ -53,7 +54,8 @@ void bench_print(FILE *f, const bench_result *r, size_t n, double dgemm_gflops);
  * it: the median time of a forward and backward pass (a training step without the
  * optimiser) and of greedy decoding, each per sequence in milliseconds, over reps
  * batches of B sequences of length L drawn from r. The parameters are left unchanged and
- * the gradients zero. Returns 0, or -1 when memory runs out. */
+ * the gradients zero. Returns 0, or -1 when memory runs out or the model refuses a
+ * backward or a decode (error contract of model.h: model_last_error() says why). */
 int bench_cost(model *m, const task *t, size_t L, size_t B, size_t reps, const gsl_rng *r,
                double *train_ms, double *decode_ms);
 

@@ -1,4 +1,10 @@
-/* config.c — the one table that describes every setting (see config.h). */
+/* config.c — the one table that describes every setting (see config.h).
+ *
+ * Design. config_fields is the only place a setting's name, type, range and help are
+ * written; parsing (config_set, config_parse_whole), printing (config_format) and the
+ * range checks of a configuration read from a file (config_check_fields) walk it. The
+ * defaults of the model sizes are not written here but in each model's defaults(),
+ * reached through the registry (model.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "model.h"
 
 #define F(field) offsetof(config, field)
 #define BIG 1e9 /* upper bound of counts and sizes: large enough, small enough to allocate */
@@ -55,23 +63,14 @@ const size_t config_n_fields = sizeof config_fields / sizeof config_fields[0];
 void config_defaults(config *c)
 {
     memset(c, 0, sizeof *c);
-    strcpy(c->model, "lstm");
+    /* the sizes of every model, each written once in its own defaults() */
+    for (size_t k = 0; model_registry[k]; k++)
+        model_registry[k]->defaults(c);
+    /* the generic settings and recipe, over whatever a model's defaults() set */
+    snprintf(c->model, sizeof c->model, "%s", model_registry[0]->name);
     strcpy(c->task, "copy");
     c->symbols = 10;
     c->max_len = 256;
-    c->embed = 32;
-    c->hidden = 128;
-    c->attn = 128;
-    strcpy(c->cell, "gru");
-    c->forget_bias = 1.0;
-    c->d_model = 64;
-    c->heads = 4;
-    c->d_ff = 256;
-    c->layers = 2;
-    strcpy(c->pos, "sinusoidal");
-    c->post_ln = 0;
-    c->emb_scale = 1.0;
-    c->emb_init = 1.0;
     c->train_min = 4;
     c->train_max = 32;
     c->steps = 2000;
@@ -100,6 +99,53 @@ const config_field *config_find(const char *name)
             return &config_fields[k];
     }
     return NULL;
+}
+
+void config_flag_name(const config_field *f, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", f->name);
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = '-';
+}
+
+int config_parse_whole(const char *flag, const char *text, unsigned long long lo,
+                       unsigned long long hi, const char *accepted, unsigned long long *out,
+                       char *err, size_t n)
+{
+    char range[96];
+    if (accepted)
+        snprintf(range, sizeof range, "%s", accepted);
+    else
+        snprintf(range, sizeof range, "an integer in [%llu, %llu]", lo, hi);
+    if (*text == '\0') {
+        snprintf(err, n, "--%s: empty value (accepted: %s)", flag, range);
+        return -1;
+    }
+    unsigned long long v = 0;
+    const char *p = text;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') {
+            snprintf(err, n, "--%s: '%s' is not a whole number (accepted: %s)", flag, text,
+                     range);
+            return -1;
+        }
+        if (v > hi)
+            break; /* already out of range: stop before it can overflow */
+        v = v * 10 + (unsigned long long)(*p - '0');
+    }
+    for (; *p; p++) /* the rest of a number too long: still digits only */
+        if (*p < '0' || *p > '9') {
+            snprintf(err, n, "--%s: '%s' is not a whole number (accepted: %s)", flag, text,
+                     range);
+            return -1;
+        }
+    if (v < lo || v > hi) {
+        snprintf(err, n, "--%s: %s is out of range (accepted: %s)", flag, text, range);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 /* Writes the accepted range or choices of f into buf, as a message shows it. */
@@ -142,11 +188,8 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
     char range[128];
     describe_range(f, range, sizeof range);
     char *base = (char *)c + f->offset;
-    char flag[CONFIG_STR_MAX]; /* the flag spelling of the key: '-' for '_' */
-    snprintf(flag, sizeof flag, "%s", f->name);
-    for (char *p = flag; *p; p++)
-        if (*p == '_')
-            *p = '-';
+    char flag[CONFIG_STR_MAX];
+    config_flag_name(f, flag, sizeof flag);
     if (f->type == CFG_STRING) {
         int printable = 1; /* names only: no tabs, newlines or control characters */
         for (const char *p = text; *p; p++)
@@ -175,24 +218,11 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
         *(double *)base = v;
         return 0;
     }
-    /* integers: digits only (no sign, no spaces, no trailing junk), then the range */
-    const char *p = text;
-    if (*p == '\0') {
-        snprintf(err, n, "--%s: empty value (accepted: %s)", flag, range);
+    /* integers (and switches): digits only, then the range */
+    unsigned long long v;
+    if (config_parse_whole(flag, text, (unsigned long long)f->min, (unsigned long long)f->max,
+                           range, &v, err, n) != 0)
         return -1;
-    }
-    for (; *p; p++)
-        if (*p < '0' || *p > '9') {
-            snprintf(err, n, "--%s: '%s' is not a whole number (accepted: %s)", flag, text,
-                     range);
-            return -1;
-        }
-    errno = 0;
-    unsigned long long v = strtoull(text, NULL, 10);
-    if (errno == ERANGE || (double)v < f->min || (double)v > f->max) {
-        snprintf(err, n, "--%s: %s is out of range (accepted: %s)", flag, text, range);
-        return -1;
-    }
     if (f->type == CFG_SIZE)
         *(size_t *)base = (size_t)v;
     else if (f->type == CFG_ULONG)
@@ -297,22 +327,20 @@ static double field_value(const config *c, const config_field *f)
     }
 }
 
-int config_check_fields(const config *c, const char *model, const char *const *names,
+int config_check_fields(const config *c, const char *model_name, const char *const *names,
                         size_t n, char *err, size_t errn)
 {
     for (size_t k = 0; k < n; k++) {
         const config_field *f = config_find(names[k]);
         if (!f || f->type == CFG_STRING) {
-            snprintf(err, errn, "%s: configuration has no numeric field '%s'", model, names[k]);
+            snprintf(err, errn, "%s: configuration has no numeric field '%s'", model_name,
+                     names[k]);
             return -1;
         }
         const double v = field_value(c, f);
         if (!(v >= f->min && v <= f->max)) { /* NaN fails too */
             char flag[CONFIG_STR_MAX], val[64];
-            snprintf(flag, sizeof flag, "%s", f->name);
-            for (char *p = flag; *p; p++) /* the flag spells '_' as '-' */
-                if (*p == '_')
-                    *p = '-';
+            config_flag_name(f, flag, sizeof flag);
             config_format(c, f, val, sizeof val);
             snprintf(err, errn, "--%s: %s is out of range (accepted: [%g, %g])", flag, val,
                      f->min, f->max);

@@ -9,7 +9,9 @@
  *
  * Defaults are applied in two layers: config_defaults() sets the generic ones, then the
  * model's own ops->defaults() sets its canonical sizes and optimiser recipe; flags given
- * on the command line override both.
+ * on the command line override both. A model's sizes are written only in its defaults():
+ * config_defaults() takes them from every registered model (model.h), so a
+ * configuration always holds a value for every field, even those its model ignores.
  */
 #ifndef ATTNLAB_CONFIG_H
 #define ATTNLAB_CONFIG_H
@@ -21,7 +23,7 @@
 
 typedef struct config {
     /* what is trained */
-    char model[CONFIG_STR_MAX]; /* registry name: lstm, rnn_attention, transformer */
+    char model[CONFIG_STR_MAX]; /* registry name (model_registry in model.h) */
     char task[CONFIG_STR_MAX];  /* copy, reverse */
     size_t symbols;             /* V data symbols 0..V-1; the vocabulary adds BOS = V */
     size_t max_len;             /* longest source/target sequence the model accepts */
@@ -70,11 +72,27 @@ typedef struct config_field {
 extern const config_field config_fields[];
 extern const size_t config_n_fields;
 
-/* Sets the generic defaults (everything a model does not override). */
+/* Sets the defaults of every field: first each registered model's defaults() in
+ * registry order (the sizes of every model; a size two models read keeps the later
+ * one's value), then the generic settings and recipe over them; the model is the first
+ * registered one. A command then applies its model's defaults() again, so its own recipe
+ * wins. */
 void config_defaults(config *c);
 
 /* Field whose name (or flag spelling, '-' for '_') is name, or NULL. */
 const config_field *config_find(const char *name);
+
+/* Writes the flag spelling of field f into buf: its name with '-' for '_' ("d-model"). */
+void config_flag_name(const config_field *f, char *buf, size_t n);
+
+/* Parses text as a whole number in [lo, hi]: decimal digits only (no sign, no space,
+ * nothing after), refused as out of range before it could overflow. On failure writes
+ * one line to err naming --flag and the text, with what is accepted (accepted when it is
+ * not NULL, else "an integer in [lo, hi]"), and returns -1. The one parser of counts:
+ * the integer settings and the command line's own counts both use it. */
+int config_parse_whole(const char *flag, const char *text, unsigned long long lo,
+                       unsigned long long hi, const char *accepted, unsigned long long *out,
+                       char *err, size_t n);
 
 /* Parses text as the value of field f into c. The whole text must be a number of the
  * field's type within its range (or one of its choices). On failure writes one line to
@@ -96,7 +114,7 @@ int config_read_text(config *c, const char *text, char *err, size_t n);
  * configuration was read from a file. On failure writes one line naming the flag, its
  * value and the accepted range ("--hidden: 0 is out of range (accepted: [1, 4096])") and
  * returns -1; a name that is not a field is reported as the model's own error. */
-int config_check_fields(const config *c, const char *model, const char *const *names,
+int config_check_fields(const config *c, const char *model_name, const char *const *names,
                         size_t n, char *err, size_t errn);
 
 /* Checks the relations between fields (train_min <= train_max <= max_len, ...). */

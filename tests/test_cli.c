@@ -1,7 +1,8 @@
 /* test_cli.c — the attnlab program seen from outside: exit statuses, the one-line
  * messages of usage and runtime errors, the files a run writes, and the commands that
  * read them back (eval, eval --input, attention). Runs the built program (the path in
- * $ATTNLAB, default build/attnlab) in a child process. */
+ * $ATTNLAB, default build/attnlab) in a child process; the defaults that come from the
+ * model registry are also checked in-process. */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/cli_args.h"
+#include "../common/cli_cmd.h"
+#include "../common/config.h"
+#include "../common/model.h"
 #include "testutil.h"
 
 /* What one run of the program printed and returned. */
@@ -601,14 +606,177 @@ START_TEST(killed_compare_leaves_no_partial_file)
 }
 END_TEST
 
+/* ---- defaults from the registry, and the order of runs ------------------------------------ */
+
+/* The registered names in registry order, as `attnlab help models` lists them, joined by
+ * ','. */
+static void registry_names(char *buf, size_t n)
+{
+    run_out r;
+    run(&r, NULL, (const char *const[]){"help", "models", NULL});
+    ck_assert_int_eq(r.status, 0);
+    buf[0] = '\0';
+    for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[64];
+        ck_assert_int_eq(sscanf(line, "%63s", name), 1);
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? "," : "", name);
+    }
+    ck_assert_msg(strchr(buf, ','), "help models lists one model or none: '%s'", buf);
+}
+
+START_TEST(defaults_come_from_the_registry)
+{
+    /* in-process: the default model is the first registered one, --models every one */
+    config c;
+    config_defaults(&c);
+    ck_assert_str_eq(c.model, model_registry[0]->name);
+    char all[256], want[256] = "";
+    args_all_models(all, sizeof all);
+    for (size_t k = 0; model_registry[k]; k++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", k ? "," : "",
+                 model_registry[k]->name);
+    ck_assert_str_eq(all, want);
+    /* every size has a default even though config.c writes none: each model's own */
+    for (size_t k = 0; model_registry[k]; k++) {
+        config d = c;
+        model_registry[k]->defaults(&d);
+        char err[256];
+        ck_assert_msg(model_registry[k]->check(&d, err, sizeof err) == 0, "%s: %s",
+                      model_registry[k]->name, err);
+    }
+
+    /* the program: the same names, in the same order, wherever a default is a model */
+    char names[256], text[512], first[64];
+    registry_names(names, sizeof names);
+    ck_assert_str_eq(names, want);
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(names, ","), names);
+    run_out r;
+    run(&r, NULL, (const char *const[]){"train", "--help", NULL});
+    snprintf(text, sizeof text, "--model              model to train (see `attnlab help "
+             "models`) (default %s)\n", first);
+    ck_assert_msg(strstr(r.out, text), "train --help lacks '%s'", text);
+    ck_assert_ptr_nonnull(strstr(r.out, "--d-model            transformer width D (default "));
+    ck_assert_ptr_nonnull(strstr(r.out, "--hidden             recurrent state width H (default "));
+    run(&r, NULL, (const char *const[]){"compare", "--help", NULL});
+    snprintf(text, sizeof text, "--models LIST   comma-separated (default: %s)\n", names);
+    ck_assert_msg(strstr(r.out, text), "compare --help lacks '%s'", text);
+    run(&r, NULL, (const char *const[]){"gradcheck", "--stride", "100000", NULL});
+    ck_assert_msg(r.status == 0, "gradcheck without --model: %s", r.err);
+    snprintf(text, sizeof text, "gradient check of %s:", first);
+    ck_assert_msg(strstr(r.out, text), "gradcheck does not check %s by default", first);
+    /* compare without --models: one run of every model, seed by seed, in registry order */
+    run(&r, NULL, (const char *const[]){"compare", "--preset", "smoke", "--seeds", "2",
+                                        "--out", "/tmp/x", "--print-jobs", NULL});
+    ck_assert_int_eq(r.status, 0);
+    char order[512] = "";
+    for (const char *p = strstr(r.out, " --model="); p; p = strstr(p + 1, " --model=")) {
+        size_t len = strcspn(p + 9, " ");
+        snprintf(order + strlen(order), sizeof order - strlen(order), "%s%.*s",
+                 order[0] ? "," : "", (int)len, p + 9);
+    }
+    snprintf(text, sizeof text, "%s,%s", names, names);
+    ck_assert_str_eq(order, text);
+}
+END_TEST
+
+START_TEST(report_reads_runs_in_name_order)
+{
+    /* run directories made in an order that is neither sorted nor its reverse; each has
+     * a config.tsv (so it is listed) that is not a configuration (so it is skipped with
+     * its name): the messages show the order the runs were read in */
+    static const char *const made[] = {"m-s2", "a-s1", "z-s3", "c-s1", "y-s7", "b-s9",
+                                       "k-s4", "d-s5"};
+    static const char *const sorted[] = {"a-s1", "b-s9", "c-s1", "d-s5",
+                                         "k-s4", "m-s2", "y-s7", "z-s3"};
+    const size_t n = sizeof made / sizeof made[0];
+    char dir[64], path[160];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-order-%ld", (long)getpid());
+    snprintf(path, sizeof path, "%s/runs", dir);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    for (size_t k = 0; k < n; k++) {
+        snprintf(path, sizeof path, "%s/runs/%s", dir, made[k]);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        snprintf(path, sizeof path, "%s/runs/%s/config.tsv", dir, made[k]);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("not a configuration\n", f);
+        fclose(f);
+    }
+    run_out r;
+    run(&r, NULL, (const char *const[]){"report", dir, NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "no finished run to report"));
+    const char *at = r.err;
+    for (size_t k = 0; k < n; k++) {
+        char want[160];
+        snprintf(want, sizeof want, "skipping %s/runs/%s:", dir, sorted[k]);
+        const char *hit = strstr(r.err, want);
+        ck_assert_msg(hit, "no message for %s: %s", sorted[k], r.err);
+        ck_assert_msg(hit >= at, "%s is read out of name order: %s", sorted[k], r.err);
+        at = hit;
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(model_refusal_is_a_runtime_error)
+{
+    /* a source token the model must refuse (error contract of model.h): the trace ends
+     * with status 1 and one line that quotes the model's own message */
+    const model_ops *ops = model_registry[0];
+    config c;
+    config_defaults(&c);
+    ops->defaults(&c);
+    ops->gradcheck_sizes(&c);
+    model *m = ops->alloc(&c);
+    ck_assert_ptr_nonnull(m);
+    gsl_rng *r = tu_rng(5);
+    ops->init(m, r);
+    const int src[3] = {1, 99, 2}; /* 99: far outside the vocabulary */
+    char dir[64], errp[] = "/tmp/attnlab-cli-refused-XXXXXX", text[1024];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-refused-%ld", (long)getpid());
+    int fd = mkstemp(errp), saved = dup(2);
+    ck_assert(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    args_set_command("attnlab attention");
+    const int rc = cmd_write_trace(m, src, 3, dir, 0);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    slurp(errp, text, sizeof text);
+    unlink(errp);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_uint_eq(count_lines(text), 1);
+    ck_assert_msg(strstr(text, "attnlab attention: ") == text, "message: %s", text);
+    ck_assert_msg(model_last_error()[0] && strstr(text, model_last_error()),
+                  "'%s' does not quote '%s'", text, model_last_error());
+    m->ops->free(m);
+    gsl_rng_free(r);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *make_cli_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("usage");
+    /* each case starts the program several times: seconds under a sanitizer on a busy
+     * machine, beyond Check's default of 4 */
+    tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, bad_input_is_named, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(tc, help_and_version);
     tcase_add_test(tc, gradcheck_command_passes);
     tcase_add_test(tc, unwritable_out_is_refused);
+    tcase_add_test(tc, defaults_come_from_the_registry);
+    tcase_add_test(tc, report_reads_runs_in_name_order);
+    tcase_add_test(tc, model_refusal_is_a_runtime_error);
     suite_add_tcase(s, tc);
     tc = tcase_create("runs");
     tcase_set_timeout(tc, 120);

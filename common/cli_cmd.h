@@ -1,0 +1,89 @@
+/* cli_cmd.h — the commands of attnlab and the run-directory pieces they share
+ * (prefix: cmd_).
+ *
+ * Design. One file per concern, each command a function `int cmd_NAME(argc, argv)`
+ * (argv[0] is the command word) returning the exit status, and `cmd_NAME_help` printing
+ * its --help:
+ *   cli.c          dispatch, help, --version; report; the file and run helpers below
+ *   cmd_train.c    train: the run directory, periodic checkpoints, signals, --resume
+ *   cmd_inspect.c  eval, gradcheck, attention; the evaluation and the trace train reuses
+ *   compare.c      compare: presets and the job list (compare_jobs.c runs them)
+ *   bench_cmd.c    bench: the command around bench.c's measurements
+ * Every file of a run is written whole or not at all (afile.h), so an interrupted
+ * command never leaves a half-written file.
+ */
+#ifndef ATTNLAB_CLI_CMD_H
+#define ATTNLAB_CLI_CMD_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "afile.h"
+#include "model.h"
+
+/* The commands: parse argv (argv[0] the command word), run, return the exit status. */
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_gradcheck(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Their --help texts, on standard output. */
+void cmd_train_help(void);
+void cmd_eval_help(void);
+void cmd_gradcheck_help(void);
+void cmd_attention_help(void);
+void cmd_compare_help(void);
+void cmd_report_help(void);
+void cmd_bench_help(void);
+
+/* Parses and checks a train command line as cmd_train does, without running it: 0 when
+ * it is valid (or asked for --help), else the usage status after the message. */
+int cmd_train_check(int argc, char **argv);
+
+/* ---- shared by the commands ------------------------------------------------------------ */
+
+/* Writes dir/name atomically with write(f, ctx) (0 on success). Returns 0, or prints the
+ * runtime error and returns -1. */
+int cmd_write_file(const char *dir, const char *name, int (*write)(FILE *, const void *),
+                   const void *ctx);
+
+/* Is dir/name an existing file? */
+int cmd_exists_in(const char *dir, const char *name);
+
+/* Appends the run directories under path (a comparison directory's runs/, sorted by
+ * name, or path itself when it has no runs/) to list, from entry have on, at most max
+ * in all. Returns the number added. */
+size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t max,
+                        size_t have);
+
+/* Merges the runs under the comparison directory dir into its tables, figures and
+ * report.html (summary_report). Returns the exit status (the error printed). */
+int cmd_report_dir(const char *dir);
+
+/* Evaluates m at the nl lengths lens, samples sequences each (evaluation seed seed),
+ * prints the table when print is set and, when dir is not NULL, writes eval.tsv and
+ * eval_positions.tsv into dir. Returns the exit status (the error printed). */
+int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
+                 unsigned long seed, const char *dir, int print);
+
+/* Decodes src (Ts symbols) with m, then writes every matrix the model traces as
+ * dir/NAME.tsv, printing the example and each matrix as a table when print is set.
+ * Returns the exit status (the error printed). */
+int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print);
+
+/* Set to the signal number by SIGINT or SIGTERM once cmd_catch_stop_signals has run:
+ * training finishes its step and saves, compare starts no new run. */
+extern volatile sig_atomic_t cmd_stop_signal;
+
+/* Installs the handlers of SIGINT and SIGTERM (without SA_RESTART, so a wait() in
+ * compare returns at once). */
+void cmd_catch_stop_signals(void);
+
+/* The exit status of a command stopped by cmd_stop_signal: 128 + the signal, as shells
+ * report it. */
+int cmd_stopped_status(void);
+
+#endif

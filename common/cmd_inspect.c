@@ -1,0 +1,510 @@
+/* cmd_inspect.c — the commands that look into a model: eval (accuracy per length, or the
+ * answers to your own input), gradcheck (the backward pass against finite differences)
+ * and attention (the matrices of one example); train reuses the evaluation and the trace.
+ *
+ * Design. eval and attention read a checkpoint, so the model's settings come from the
+ * file and only the evaluation's own flags (and --seed, --threads) are taken; gradcheck
+ * builds a small model from the settings like train, with the sizes of
+ * ops->gradcheck_sizes between the model's defaults and the flags. A model reports bad
+ * input by the error contract of model.h: decode and trace return -1 and
+ * model_last_error() says why; here that becomes a runtime error quoting it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "buildinfo.h"
+#include "checkpoint.h"
+#include "cli_args.h"
+#include "cli_cmd.h"
+#include "config.h"
+#include "eval.h"
+#include "gradcheck.h"
+#include "model.h"
+#include "report.h"
+#include "rng.h"
+#include "task.h"
+
+/* Prints n tokens separated by spaces. */
+static void print_tokens(FILE *f, const int *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, i ? " %d" : "%d", x[i]);
+}
+
+/* ---- the evaluation (eval, and train at its end) ------------------------------------------ */
+
+typedef struct eval_out {
+    const char *model;
+    const eval_result *r;
+    size_t n;
+} eval_out;
+
+static int write_eval(FILE *f, const void *ctx)
+{
+    const eval_out *e = ctx;
+    return eval_write_tsv(f, e->model, e->r, e->n);
+}
+
+static int write_positions(FILE *f, const void *ctx)
+{
+    const eval_out *e = ctx;
+    return eval_write_positions_tsv(f, e->model, e->r, e->n);
+}
+
+int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
+                 unsigned long seed, const char *dir, int print)
+{
+    char err[ARGS_ERR_MAX];
+    eval_result *r = calloc(nl, sizeof *r);
+    if (!r)
+        return args_run_error("out of memory");
+    const task *t = task_lookup(m->cfg.task);
+    if (eval_run(m, t, lens, nl, samples, seed, r, err, sizeof err) != 0) {
+        eval_free(r, nl);
+        free(r);
+        return args_run_error("%s", err);
+    }
+    if (print)
+        eval_print(stdout, m->ops->name, r, nl);
+    int rc = 0;
+    eval_out eo = {m->ops->name, r, nl};
+    if (dir && (cmd_write_file(dir, "eval.tsv", write_eval, &eo) != 0 ||
+                cmd_write_file(dir, "eval_positions.tsv", write_positions, &eo) != 0))
+        rc = ARGS_EXIT_RUNTIME;
+    eval_free(r, nl);
+    free(r);
+    return rc;
+}
+
+/* ---- attnlab eval ---------------------------------------------------------------------- */
+
+void cmd_eval_help(void)
+{
+    printf(
+        "Usage: attnlab eval --checkpoint FILE [--lengths SPEC] [--samples N] [--seed S]\n"
+        "                    [--out DIR]\n"
+        "       attnlab eval --checkpoint FILE --input FILE\n"
+        "\n"
+        "Evaluates a trained model by greedy decoding: at each length it draws fresh\n"
+        "sequences (from an evaluation stream that training never uses), lets the model\n"
+        "decode them feeding back its own predictions, and reports token accuracy,\n"
+        "whole-sequence accuracy and the teacher-forced loss. With --out it also writes\n"
+        "eval.tsv and eval_positions.tsv (accuracy at each output position).\n"
+        "\n"
+        "  --checkpoint FILE  a model.ckpt written by attnlab train\n"
+        "  --lengths SPEC     A:B:STEP, A:B or A,B,C (default 4:64:4, capped at max_len)\n"
+        "  --samples N        sequences per length (default 512)\n"
+        "  --seed S           evaluation seed (default: the training seed)\n"
+        "  --input FILE       one source sequence per line (symbols separated by spaces;\n"
+        "                     '-' reads standard input): prints the task's target, the\n"
+        "                     greedy prediction and the teacher-forced mean loss\n"
+        "  --threads N        BLAS threads\n"
+        "\n"
+        "Examples:\n"
+        "  attnlab eval --checkpoint runs/lstm/model.ckpt --lengths 4:64:4 --samples 512\n"
+        "  echo '3 1 4 1 5 9 2 6' | attnlab eval --checkpoint runs/lstm/model.ckpt --input -\n");
+}
+
+/* attnlab eval --input: one sequence per line. Malformed lines are reported with their
+ * number and skipped; the status is 1 when any line was malformed. */
+static int eval_input(model *m, const char *file)
+{
+    FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+    if (!in)
+        return args_run_error("--input: cannot read %s: %s", file, strerror(errno));
+    const task *t = task_lookup(m->cfg.task);
+    const size_t Lmax = m->cfg.max_len, Tmax = t->target_len(Lmax);
+    batch b;
+    int *pred = malloc(Tmax * sizeof *pred);
+    if (!pred || batch_alloc(&b, 1, Lmax, Tmax) != 0) {
+        free(pred);
+        if (in != stdin)
+            fclose(in);
+        return args_run_error("out of memory");
+    }
+    char *line = NULL, err[ARGS_ERR_MAX];
+    size_t cap = 0, lineno = 0, bad = 0;
+    int rc = 0;
+    while (getline(&line, &cap, in) != -1) {
+        size_t Ts;
+        lineno++;
+        if (task_parse_tokens(line, b.src, Lmax, m->cfg.symbols, &Ts, err, sizeof err) != 0) {
+            fprintf(stderr, "%s: --input %s line %zu: %s\n", args_command(), file, lineno,
+                    err);
+            bad++;
+            continue;
+        }
+        task_complete(t, &b, 1, Ts, m->cfg.symbols);
+        if (m->ops->reserve(m, 1, Ts, b.Tt) != 0) {
+            rc = args_run_error("out of memory");
+            break;
+        }
+        if (m->ops->decode(m, b.src, 1, Ts, b.Tt, pred) != 0) {
+            rc = args_run_error("%s decode failed on --input line %zu: %s", m->ops->name,
+                                lineno, model_last_error());
+            break;
+        }
+        double loss = m->ops->forward(m, &b, NULL);
+        size_t ok = 0;
+        for (size_t i = 0; i < b.Tt; i++)
+            ok += pred[i] == b.tgt[i];
+        printf("line %zu\n  source:    ", lineno);
+        print_tokens(stdout, b.src, Ts);
+        printf("\n  target:    ");
+        print_tokens(stdout, b.tgt, b.Tt);
+        printf("\n  predicted: ");
+        print_tokens(stdout, pred, b.Tt);
+        printf("   (%zu/%zu correct)\n  loss:      %.10g\n", ok, b.Tt, loss);
+    }
+    if (ferror(in))
+        rc = args_run_error("--input: error reading %s", file);
+    free(line);
+    free(pred);
+    batch_free(&b);
+    if (in != stdin)
+        fclose(in);
+    if (rc == 0 && bad)
+        rc = ARGS_EXIT_RUNTIME;
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_LENGTHS, ARGS_SAMPLES,
+                                        ARGS_OUT,        ARGS_INPUT,   0};
+    args_line a;
+    int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &a);
+    if (rc)
+        return args_exit(rc);
+    /* of the settings, only these two make sense for a trained model */
+    for (size_t k = 0; k < a.n_given; k++) {
+        const char *name = config_fields[a.given[k]].name;
+        if (strcmp(name, "seed") != 0 && strcmp(name, "threads") != 0)
+            return args_usage_error("--%s is a training setting; eval takes it from the "
+                                    "checkpoint (accepted here: --seed, --threads)", name);
+    }
+    const char *ck = args_get(&a, ARGS_CHECKPOINT);
+    if (!ck)
+        return args_usage_error("--checkpoint FILE is required");
+    char err[ARGS_ERR_MAX];
+    size_t samples = 512;
+    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &samples))
+        return ARGS_EXIT_USAGE;
+    config opt; /* --seed and --threads, read by the table's own rules */
+    const model_ops *none;
+    const args_plan shared = {.shared = 1};
+    if ((rc = args_config(&a, &shared, &opt, &none)))
+        return rc;
+    static size_t lens[ARGS_MAX_LENGTHS];
+    size_t nl = 0;
+    /* the model's max_len is checked by the evaluation once the model is loaded */
+    if (args_get(&a, ARGS_LENGTHS) &&
+        args_lengths("lengths", args_get(&a, ARGS_LENGTHS), 4096, lens, &nl))
+        return ARGS_EXIT_USAGE;
+    buildinfo_set_threads(opt.threads);
+    model *m = ckpt_load(ck, NULL, err, sizeof err);
+    if (!m)
+        return args_run_error("%s", err);
+    const unsigned long seed = args_setting(&a, "seed") ? opt.seed : m->cfg.seed;
+    if (args_get(&a, ARGS_INPUT)) {
+        rc = eval_input(m, args_get(&a, ARGS_INPUT));
+    } else {
+        if (nl == 0)
+            for (size_t L = 4; L <= 64 && L <= m->cfg.max_len; L += 4)
+                lens[nl++] = L;
+        const char *dir = args_get(&a, ARGS_OUT);
+        if (dir && afile_mkdirs(dir, err, sizeof err) != 0)
+            rc = args_run_error("--out: %s", err);
+        if (rc == 0)
+            rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
+    }
+    m->ops->free(m);
+    return rc;
+}
+
+/* ---- attnlab gradcheck ----------------------------------------------------------------- */
+
+void cmd_gradcheck_help(void)
+{
+    printf(
+        "Usage: attnlab gradcheck --model NAME [--len N] [--stride N] [--seed S] [SETTINGS...]\n"
+        "\n"
+        "Checks the hand-written backward pass of a model: for every parameter tensor it\n"
+        "compares the analytic gradient of the loss with fourth-order central differences\n"
+        "(8(L(w+h) - L(w-h)) - (L(w+2h) - L(w-2h))) / 12h, h = %g, on a small random\n"
+        "batch, and prints the largest relative error |a - n| / max(|a| + |n|, %g) of\n"
+        "each tensor. The token inputs are discrete; their gradient is that of the\n"
+        "embedding rows, checked with the rest.\n"
+        "The last line is 'max relative error: X'; the status is 1 when X >= %g.\n"
+        "\n"
+        "The model is built small (sizes all different, so a transposed index cannot hide):\n"
+        "symbols 5, embed 5, hidden 6, attn 7, d-model 8, heads 2, d-ff 12, layers 2,\n"
+        "batch 2; any setting flag of 'attnlab train' overrides them.\n"
+        "  --len N      source length of the batch (default 4; at most --max-len, which\n"
+        "               gradcheck sets to 16)\n"
+        "  --stride N   check every N-th entry of each tensor (default 1: all)\n"
+        "\n"
+        "Examples:\n"
+        "  attnlab gradcheck --model lstm\n"
+        "  attnlab gradcheck --model rnn_attention --cell lstm\n"
+        "  attnlab gradcheck --model transformer --post-ln --pos learned\n",
+        GRADCHECK_H, GRADCHECK_TINY, GRADCHECK_TOL);
+}
+
+/* The small sizes of a gradient check: the harness's here, the model's from its ops. */
+static void gradcheck_sizes(config *c, const model_ops *ops, const void *ctx)
+{
+    (void)ctx;
+    c->symbols = 5;
+    c->batch = 2;
+    c->max_len = 16;
+    c->train_min = 1;
+    c->train_max = 16;
+    ops->gradcheck_sizes(c);
+}
+
+static void print_tensor_error(void *ctx, const char *tensor, double err, size_t row,
+                               size_t col)
+{
+    const arena *a = ctx;
+    long k = arena_find(a, tensor);
+    printf("%-28s (%4zu, %4zu)  %10.3e  at (%zu, %zu)%s\n", tensor, a->spec[k].rows,
+           a->spec[k].cols, err, row, col, err < GRADCHECK_TOL ? "" : "  <-- FAIL");
+}
+
+int cmd_gradcheck(int argc, char **argv)
+{
+    static const args_flag allowed[] = {ARGS_LEN, ARGS_STRIDE, 0};
+    args_line a;
+    config c;
+    const model_ops *ops;
+    int rc = args_parse(argc, argv, 1, allowed, cmd_gradcheck_help, &a);
+    if (rc)
+        return args_exit(rc);
+    const args_plan plan = {.overrides = gradcheck_sizes};
+    if ((rc = args_config(&a, &plan, &c, &ops)))
+        return rc;
+    size_t L = 4, stride = 1;
+    if (args_count(&a, ARGS_LEN, 1, c.max_len, &L) ||
+        args_count(&a, ARGS_STRIDE, 1, 1000000, &stride))
+        return ARGS_EXIT_USAGE;
+    buildinfo_set_threads(c.threads);
+    const task *t = task_lookup(c.task);
+    const size_t Tt = t->target_len(L);
+    rng_streams r;
+    batch b;
+    model *m = NULL;
+    if (rng_open(&r, c.seed) != 0 || batch_alloc(&b, c.batch, L, Tt) != 0 ||
+        !(m = ops->alloc(&c)) || ops->reserve(m, c.batch, L, Tt) != 0) {
+        if (m)
+            ops->free(m);
+        rng_close(&r);
+        return args_run_error("out of memory");
+    }
+    ops->init(m, r.s[RNG_INIT]);
+    task_fill(t, &b, c.batch, L, c.symbols, r.s[RNG_TRAIN]);
+    printf("gradient check of %s: %zu parameters, batch %zu, source length %zu, task %s\n",
+           c.model, m->params.size, c.batch, L, c.task);
+    printf("%-28s %12s  %10s\n", "tensor", "shape", "max rel err");
+    double worst = gradcheck_model(m, &b, stride, print_tensor_error, &m->params);
+    printf("max relative error: %.3e\n", worst);
+    rc = worst < GRADCHECK_TOL ? 0 : ARGS_EXIT_RUNTIME;
+    if (rc)
+        fprintf(stderr, "%s: the gradient check failed (tolerance %g)\n", args_command(),
+                GRADCHECK_TOL);
+    ops->free(m);
+    batch_free(&b);
+    rng_close(&r);
+    return rc;
+}
+
+/* ---- attnlab attention ----------------------------------------------------------------- */
+
+void cmd_attention_help(void)
+{
+    printf(
+        "Usage: attnlab attention --checkpoint FILE --input \"3 1 4 1 5 9 2 6\" [--out DIR]\n"
+        "\n"
+        "Decodes one source sequence greedily and prints what the model looked at:\n"
+        "  rnn_attention  the alignment α (target steps x source steps): row t is the\n"
+        "                 softmax over the encoder states when emitting output t\n"
+        "  transformer    every layer and head of encoder self-attention, masked decoder\n"
+        "                 self-attention and encoder-decoder (cross) attention\n"
+        "  lstm           no attention: its gates (input, forget, output) and cell state\n"
+        "                 over the steps, the LSTM's own way of choosing what to keep\n"
+        "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
+        "checkpoint), labelled with tokens, ready for plots/attention.gp.\n"
+        "\n"
+        "Example:\n"
+        "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n");
+}
+
+/* State of one trace: labels of each axis and where the files go. */
+typedef struct trace_ctx {
+    const char *dir;
+    char (*src)[16];    /* (Ts) source tokens */
+    char (*tgt)[16];    /* (Tt) decoded tokens */
+    char (*tgt_in)[16]; /* (Tt) decoder inputs: BOS then the decoded tokens */
+    char (*index)[16];  /* (n_index) 0, 1, 2, ... */
+    size_t n_index;
+    int print;          /* also print each matrix as a table */
+    int failed;         /* the sink refused a matrix or could not write it */
+} trace_ctx;
+
+/* The labels of an axis of kind "src", "tgt", "tgt_in" or any other (numbered), or NULL
+ * when n numbers are more than were made. */
+static char (*axis_labels(trace_ctx *c, const char *kind, size_t n))[16]
+{
+    if (strcmp(kind, "src") == 0)
+        return c->src;
+    if (strcmp(kind, "tgt") == 0)
+        return c->tgt;
+    if (strcmp(kind, "tgt_in") == 0)
+        return c->tgt_in;
+    return n <= c->n_index ? c->index : NULL;
+}
+
+/* The trace_sink: prints the matrix (when asked) and writes it as dir/NAME.tsv. */
+static int trace_to_files(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
+                          const char *cols)
+{
+    trace_ctx *c = ctx;
+    char(*rl)[16] = axis_labels(c, rows, m->size1);
+    char(*cl)[16] = axis_labels(c, cols, m->size2);
+    if (!rl || !cl) {
+        c->failed = 1;
+        return -1;
+    }
+    if (c->print)
+        report_print_matrix(stdout, name, m, (const char(*)[16])rl, (const char(*)[16])cl);
+    char path[AFILE_PATH_MAX], file[128], err[ARGS_ERR_MAX], corner[64];
+    snprintf(file, sizeof file, "%s.tsv", name);
+    snprintf(corner, sizeof corner, "%s\\%s", rows, cols);
+    afile af;
+    if (afile_join(path, sizeof path, c->dir, file) != 0 ||
+        afile_open(&af, path, err, sizeof err) != 0) {
+        c->failed = 1;
+        return -1;
+    }
+    report_write_matrix(af.f, m, (const char(*)[16])rl, (const char(*)[16])cl, corner);
+    if (afile_commit(&af, err, sizeof err) != 0) {
+        args_run_error("%s", err);
+        c->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print)
+{
+    const task *t = task_lookup(m->cfg.task);
+    const size_t Tt = t->target_len(Ts);
+    char err[ARGS_ERR_MAX];
+    if (!m->ops->trace)
+        return args_run_error("model %s records no trace", m->ops->name);
+    /* labels for every axis a model may use: tokens, units (up to the widest state),
+     * or steps of an encoder and a decoder */
+    size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
+    nidx = (nidx > Ts + Tt ? nidx : Ts + Tt) + 2;
+    int *out = malloc(Tt * sizeof *out);
+    trace_ctx c = {0};
+    c.src = malloc(Ts * sizeof *c.src);
+    c.tgt = malloc(Tt * sizeof *c.tgt);
+    c.tgt_in = malloc(Tt * sizeof *c.tgt_in);
+    c.index = malloc(nidx * sizeof *c.index);
+    c.n_index = nidx;
+    c.dir = dir;
+    c.print = print;
+    int rc = 0;
+    if (!out || !c.src || !c.tgt || !c.tgt_in || !c.index) {
+        rc = args_run_error("out of memory");
+        goto done;
+    }
+    if (afile_mkdirs(dir, err, sizeof err) != 0) {
+        rc = args_run_error("--out: %s", err);
+        goto done;
+    }
+    if (m->ops->reserve(m, 1, Ts, Tt) != 0) {
+        rc = args_run_error("out of memory");
+        goto done;
+    }
+    /* decode first so the target axis can be labelled with what the model emitted */
+    if (m->ops->decode(m, src, 1, Ts, Tt, out) != 0) {
+        rc = args_run_error("%s decode failed: %s", m->ops->name, model_last_error());
+        goto done;
+    }
+    for (size_t i = 0; i < Ts; i++)
+        snprintf(c.src[i], 16, "%d", src[i]);
+    for (size_t i = 0; i < Tt; i++) {
+        snprintf(c.tgt[i], 16, "%d", out[i]);
+        if (i == 0)
+            snprintf(c.tgt_in[i], 16, "BOS");
+        else
+            snprintf(c.tgt_in[i], 16, "%d", out[i - 1]);
+    }
+    for (size_t i = 0; i < nidx; i++)
+        snprintf(c.index[i], 16, "%u", (unsigned)i);
+    if (print) {
+        printf("source:  ");
+        print_tokens(stdout, src, Ts);
+        printf("\ndecoded: ");
+        print_tokens(stdout, out, Tt);
+        printf("\n\n");
+    }
+    /* a refusal of the sink is a file that could not be written; any other failure is
+     * the model's report (error contract) */
+    if (m->ops->trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
+        rc = c.failed ? args_run_error("could not write the trace into %s", dir)
+                      : args_run_error("%s trace failed: %s", m->ops->name,
+                                       model_last_error());
+done:
+    free(out);
+    free(c.src);
+    free(c.tgt);
+    free(c.tgt_in);
+    free(c.index);
+    return rc;
+}
+
+int cmd_attention(int argc, char **argv)
+{
+    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, 0};
+    args_line a;
+    int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, &a);
+    if (rc)
+        return args_exit(rc);
+    const char *ck = args_get(&a, ARGS_CHECKPOINT), *input = args_get(&a, ARGS_INPUT);
+    if (!ck)
+        return args_usage_error("--checkpoint FILE is required");
+    if (!input)
+        return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
+    char err[ARGS_ERR_MAX], dir[AFILE_PATH_MAX / 2];
+    model *m = ckpt_load(ck, NULL, err, sizeof err);
+    if (!m)
+        return args_run_error("%s", err);
+    int *src = malloc(m->cfg.max_len * sizeof *src);
+    size_t Ts = 0;
+    if (!src) {
+        rc = args_run_error("out of memory");
+    } else if (task_parse_tokens(input, src, m->cfg.max_len, m->cfg.symbols, &Ts, err,
+                                 sizeof err) != 0) {
+        rc = args_usage_error("--input: %s", err);
+    } else {
+        if (args_get(&a, ARGS_OUT)) {
+            snprintf(dir, sizeof dir, "%s", args_get(&a, ARGS_OUT));
+        } else {
+            const char *slash = strrchr(ck, '/');
+            snprintf(dir, sizeof dir, "%.*s/trace", slash ? (int)(slash - ck) : 1,
+                     slash ? ck : ".");
+        }
+        rc = cmd_write_trace(m, src, Ts, dir, 1);
+        if (rc == 0)
+            fprintf(stderr, "wrote the matrices above as %s/NAME.tsv\n", dir);
+    }
+    free(src);
+    m->ops->free(m);
+    return rc;
+}

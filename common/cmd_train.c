@@ -1,0 +1,596 @@
+/* cmd_train.c — attnlab train: one model, one task, one run directory; periodic
+ * checkpoints, a clean stop on SIGINT/SIGTERM, and --resume.
+ *
+ * Design. A run is decided entirely by its command line: parse_train turns it into a
+ * train_job (configuration, evaluation lengths, trace, directory), and the arguments are
+ * kept as DIR/args.txt, so --resume DIR parses the very same command again and takes
+ * nothing else from the user but --quiet and --threads. Every checkpoint_every steps the
+ * run saves DIR/checkpoint.ckpt (weights, Adam's moments, the three random streams) and
+ * the whole training log, which lives in memory and is written in one piece, so the log
+ * on disk always ends at the step of the checkpoint beside it. A resumed run continues
+ * from that step with exactly the state an uninterrupted run would have had there: its
+ * final weights are the same bytes.
+ *
+ * The files of a run, in the order written: args.txt, config.tsv, (checkpoint.ckpt and
+ * train_log.tsv during training), train_log.tsv, model.ckpt, build.tsv, trace/, cost.tsv,
+ * and eval.tsv with eval_positions.tsv last: eval.tsv marks a finished run (compare
+ * skips it, --resume refuses it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "afile.h"
+#include "bench.h"
+#include "buildinfo.h"
+#include "checkpoint.h"
+#include "cli_args.h"
+#include "cli_cmd.h"
+#include "config.h"
+#include "model.h"
+#include "rng.h"
+#include "task.h"
+#include "train.h"
+
+/* Symbols a --trace example may hold. */
+#define TRACE_MAX 4096
+
+void cmd_train_help(void)
+{
+    printf(
+        "Usage: attnlab train [--model NAME] [--task NAME] [--train-len MIN:MAX] [--steps N]\n"
+        "                     [--batch N] [--lr X] [--seed S] [--out DIR] [SETTINGS...]\n"
+        "\n"
+        "Trains one model on one task and writes into DIR (default results/MODEL-TASK-sSEED):\n"
+        "  config.tsv           every setting of the run (the same keys as the flags)\n"
+        "  build.tsv            version, compiler, flags, BLAS in use, parameter count, time\n"
+        "  train_log.tsv        step seconds lr loss token_acc seq_acc grad_norm seq_per_s\n"
+        "  model.ckpt           the trained weights (docs/checkpoint-format.md)\n"
+        "  eval.tsv             greedy-decoding accuracy per length (see attnlab eval)\n"
+        "  eval_positions.tsv   accuracy per output position at each length\n"
+        "\n"
+        "Run options:\n"
+        "  --train-len MIN:MAX  training lengths, one drawn per batch (or one length N)\n"
+        "  --eval-lengths SPEC  final evaluation lengths, A:B:STEP or A,B,C\n"
+        "                       (default: up to twice the longest training length)\n"
+        "  --samples N          sequences per evaluation length (default 256)\n"
+        "  --trace \"SYMBOLS\"    also write the attention maps (or gates) of this example\n"
+        "                       into DIR/trace/ (see attnlab attention)\n"
+        "  --cost-lengths SPEC  also measure the time of a training step and of decoding\n"
+        "                       per sequence at these lengths into DIR/cost.tsv\n"
+        "  --out DIR            run directory (created when missing)\n"
+        "  --quiet              print nothing but errors (no progress, no table)\n"
+        "  --resume DIR         continue the stopped run in DIR from its checkpoint.ckpt\n"
+        "                       (its settings come from DIR; only --quiet, --threads)\n"
+        "\n"
+        "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
+        "the sizes it needs and ignores the others:\n");
+    /* the defaults of every field: the sizes of each model come from its own defaults() */
+    config d;
+    config_defaults(&d);
+    for (size_t k = 0; k < config_n_fields; k++) {
+        char flag[64], value[64];
+        config_flag_name(&config_fields[k], flag, sizeof flag);
+        if (config_fields[k].type == CFG_BOOL)
+            snprintf(value, sizeof value, "off");
+        else
+            config_format(&d, &config_fields[k], value, sizeof value);
+        printf("  --%-18s %s (default %s)\n", flag, config_fields[k].help, value);
+    }
+    printf("\nModels: %s.  Tasks: %s.\n"
+           "\nExamples:\n"
+           "  attnlab train --model lstm --task copy --train-len 4:8 --steps 3000 --out runs/lstm\n"
+           "  attnlab train --model lstm --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n",
+           model_names(), task_names());
+}
+
+/* ---- signals: stop cleanly, save, resume later ----------------------------------------- */
+
+volatile sig_atomic_t cmd_stop_signal;
+
+static void on_stop_signal(int sig) { cmd_stop_signal = sig; }
+
+void cmd_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int cmd_stopped_status(void) { return 128 + (int)cmd_stop_signal; }
+
+/* ---- the command line of a run ------------------------------------------------------------ */
+
+/* Everything a train command decided before training: kept so --resume can rebuild it. */
+typedef struct train_job {
+    config c;
+    const model_ops *ops;
+    size_t lens[ARGS_MAX_LENGTHS], nl, samples;  /* the final evaluation */
+    size_t cost_lens[ARGS_MAX_LENGTHS], ncost;   /* --cost-lengths (ncost 0: none) */
+    int trace_src[TRACE_MAX];                    /* --trace example (trace_len 0: none) */
+    size_t trace_len;
+    char dir[AFILE_PATH_MAX / 2];
+    int quiet;
+    size_t threads;                              /* --threads given with --resume, or 0 */
+} train_job;
+
+/* The default final evaluation: up to twice the longest training length, in about 16
+ * steps, never beyond max_len. */
+static size_t default_eval_lengths(const config *c, size_t *out)
+{
+    size_t top = 2 * c->train_max < c->max_len ? 2 * c->train_max : c->max_len;
+    size_t step = top / 16 ? top / 16 : 1, n = 0;
+    for (size_t L = step; L <= top; L += step)
+        out[n++] = L;
+    return n;
+}
+
+/* With --resume DIR every setting comes from DIR: refuses any other flag but --quiet and
+ * --threads, and sets the BLAS threads of the latter. Returns 0 or the usage status. */
+static int parse_resume(const args_line *a, train_job *j)
+{
+    for (int k = ARGS_FIRST; k < ARGS_END; k++)
+        if (args_get(a, (args_flag)k) && k != ARGS_RESUME && k != ARGS_QUIET)
+            return args_usage_error("--resume DIR takes its settings from DIR (accepted with "
+                                    "it: --quiet, --threads)");
+    for (size_t k = 0; k < a->n_given; k++)
+        if (strcmp(config_fields[a->given[k]].name, "threads") != 0)
+            return args_usage_error("--resume DIR takes its settings from DIR; --%s is not "
+                                    "accepted with it (accepted: --quiet, --threads)",
+                                    config_fields[a->given[k]].name);
+    config c; /* --threads, read by the table's own rules */
+    const model_ops *none;
+    const args_plan shared = {.shared = 1};
+    int rc = args_config(a, &shared, &c, &none);
+    if (rc)
+        return rc;
+    j->threads = args_setting(a, "threads") ? c.threads : 0;
+    buildinfo_set_threads(c.threads);
+    return 0;
+}
+
+/* Parses a train command line into j (everything but resuming; *resume receives the
+ * directory of --resume or NULL). Returns 0, ARGS_HELP_SHOWN, or the usage status after
+ * printing the error. */
+static int parse_train(int argc, char **argv, train_job *j, const char **resume)
+{
+    static const args_flag allowed[] = {ARGS_TRAIN_LEN, ARGS_OUT,   ARGS_EVAL_LENGTHS,
+                                        ARGS_SAMPLES,   ARGS_QUIET, ARGS_TRACE,
+                                        ARGS_COST_LENGTHS, ARGS_RESUME, 0};
+    args_line a;
+    int rc = args_parse(argc, argv, 1, allowed, cmd_train_help, &a);
+    if (rc)
+        return rc;
+    *resume = args_get(&a, ARGS_RESUME);
+    j->quiet = args_get(&a, ARGS_QUIET) != NULL;
+    if (*resume)
+        return parse_resume(&a, j);
+    const args_plan plan = {0};
+    if ((rc = args_config(&a, &plan, &j->c, &j->ops)))
+        return rc;
+    j->samples = 256;
+    if (args_get(&a, ARGS_EVAL_LENGTHS)) {
+        if (args_lengths("eval-lengths", args_get(&a, ARGS_EVAL_LENGTHS), j->c.max_len,
+                         j->lens, &j->nl))
+            return ARGS_EXIT_USAGE;
+    } else {
+        j->nl = default_eval_lengths(&j->c, j->lens);
+    }
+    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples))
+        return ARGS_EXIT_USAGE;
+    if (args_get(&a, ARGS_COST_LENGTHS) &&
+        args_lengths("cost-lengths", args_get(&a, ARGS_COST_LENGTHS), j->c.max_len,
+                     j->cost_lens, &j->ncost))
+        return ARGS_EXIT_USAGE;
+    char err[ARGS_ERR_MAX];
+    if (args_get(&a, ARGS_TRACE) &&
+        task_parse_tokens(args_get(&a, ARGS_TRACE), j->trace_src, j->c.max_len, j->c.symbols,
+                          &j->trace_len, err, sizeof err) != 0)
+        return args_usage_error("--trace: %s", err);
+    if (args_get(&a, ARGS_OUT))
+        snprintf(j->dir, sizeof j->dir, "%s", args_get(&a, ARGS_OUT));
+    else
+        snprintf(j->dir, sizeof j->dir, "results/%s-%s-s%lu", j->c.model, j->c.task,
+                 j->c.seed);
+    buildinfo_set_threads(j->c.threads);
+    return 0;
+}
+
+int cmd_train_check(int argc, char **argv)
+{
+    static train_job j;
+    const char *resume = NULL;
+    memset(&j, 0, sizeof j);
+    return args_exit(parse_train(argc, argv, &j, &resume));
+}
+
+/* The arguments of a train command, one per line (args.txt), so --resume can parse the
+ * very same command again. */
+typedef struct command_text {
+    int argc;
+    char **argv;
+} command_text;
+
+static int write_args(FILE *f, const void *ctx)
+{
+    const command_text *t = ctx;
+    for (int i = 1; i < t->argc; i++)
+        fprintf(f, "%s\n", t->argv[i]);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Reads DIR/args.txt back into an argument vector (argv[0] = "train"); the strings live in
+ * *text (free it and the vector). Returns the count, or -1. */
+static int read_args(const char *dir, char ***argv_out, char **text)
+{
+    char path[AFILE_PATH_MAX];
+    afile_join(path, sizeof path, dir, "args.txt");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t cap = 0;
+    *text = NULL;
+    ssize_t got = getdelim(text, &cap, '\0', f);
+    fclose(f);
+    if (got < 0)
+        return -1;
+    int n = 1;
+    for (ssize_t i = 0; i < got; i++)
+        n += (*text)[i] == '\n';
+    char **v = calloc((size_t)n + 2, sizeof *v);
+    if (!v)
+        return -1;
+    int k = 0;
+    static char train_word[] = "train";
+    v[k++] = train_word;
+    for (char *p = *text, *nl; *p && k <= n; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        *nl = '\0';
+        v[k++] = p;
+    }
+    v[k] = NULL;
+    *argv_out = v;
+    return k;
+}
+
+/* ---- resuming ----------------------------------------------------------------------------- */
+
+/* Rebuilds the job of the stopped run in dir from its args.txt (keeping the --quiet and
+ * --threads of this command) and loads its checkpoint.ckpt into *m and *st. Returns 0 or
+ * the exit status after the message; *m and *st are the caller's to free either way. */
+static int resume_job(train_job *j, const char *dir, model **m, ckpt_train_state *st)
+{
+    char **rargv = NULL, *rtext = NULL, err[ARGS_ERR_MAX], path[AFILE_PATH_MAX];
+    const int quiet = j->quiet;
+    const size_t threads = j->threads;
+    int rargc = read_args(dir, &rargv, &rtext);
+    if (rargc < 0) {
+        free(rtext);
+        return args_run_error("--resume: %s holds no args.txt: not a run directory written "
+                              "by attnlab train", dir);
+    }
+    const char *again = NULL;
+    int rc = parse_train(rargc, rargv, j, &again);
+    free(rargv);
+    free(rtext);
+    if (rc == ARGS_HELP_SHOWN)
+        return ARGS_EXIT_RUNTIME;
+    if (rc)
+        return rc;
+    if (again)
+        return args_run_error("--resume: %s/args.txt is not a train command", dir);
+    j->quiet = quiet;
+    if (threads) /* this command's --threads, over the stored command's */
+        buildinfo_set_threads(threads);
+    snprintf(j->dir, sizeof j->dir, "%s", dir);
+    if (cmd_exists_in(j->dir, "eval.tsv"))
+        return args_run_error("--resume: the run in %s has already finished", j->dir);
+    afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
+    *m = ckpt_load(path, st, err, sizeof err);
+    if (!*m)
+        return args_run_error("--resume: %s", err);
+    if (!st->m || strcmp((*m)->ops->name, j->c.model) != 0 || st->n != (*m)->params.size)
+        return args_run_error("--resume: %s holds no training state of this run", path);
+    return 0;
+}
+
+/* Puts the random streams and Adam's moments of st back into r and o. Returns 0, or the
+ * runtime status when the streams were saved on another platform. */
+static int restore_state(const ckpt_train_state *st, rng_streams *r, optim *o)
+{
+    for (int k = 0; k < CKPT_RNG_STREAMS; k++) {
+        if (st->rng_size[k] != gsl_rng_size(r->s[k]))
+            return args_run_error("--resume: the random-number state in the checkpoint comes "
+                                  "from another platform (size %zu, here %zu)",
+                                  st->rng_size[k], gsl_rng_size(r->s[k]));
+        memcpy(gsl_rng_state(r->s[k]), st->rng[k], st->rng_size[k]);
+    }
+    memcpy(o->m, st->m, o->n * sizeof *o->m);
+    memcpy(o->v, st->v, o->n * sizeof *o->v);
+    o->t = st->step;
+    return 0;
+}
+
+/* Copies the lines of the log at path whose step is at most `step` into log and returns
+ * the seconds column of the last one (0 when none). */
+static double restore_log(const char *path, size_t step, FILE *log)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    double seconds = 0;
+    int first = 1;
+    while (f && getline(&line, &cap, f) > 0) {
+        if (first) { /* the header: already written */
+            first = 0;
+            continue;
+        }
+        unsigned long long s;
+        double sec;
+        if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
+            break;
+        fputs(line, log);
+        seconds = sec;
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    return seconds;
+}
+
+/* ---- the files of a run --------------------------------------------------------------------- */
+
+/* The log lives in a memory stream; every checkpoint writes it whole to train_log.tsv, so
+ * the log on disk always matches the last checkpoint, whatever stops the run. */
+typedef struct run_log {
+    FILE *f;
+    char *buf;
+    size_t len;
+} run_log;
+
+static int write_log(FILE *f, const void *ctx)
+{
+    const run_log *l = ctx;
+    fflush(l->f);
+    return fwrite(l->buf, 1, l->len, f) == l->len ? 0 : -1;
+}
+
+static int write_config(FILE *f, const void *c) { return config_write_tsv(c, f); }
+
+/* The facts of a run besides its configuration: build, BLAS, size, time (build.tsv). */
+typedef struct run_facts {
+    const model *m;
+    const train_summary *ts;
+} run_facts;
+
+static int write_build(FILE *f, const void *ctx)
+{
+    const run_facts *rf = ctx;
+    fprintf(f, "key\tvalue\n");
+    buildinfo_write_tsv(f);
+    fprintf(f, "parameters\t%zu\n", rf->m->params.size);
+    if (rf->ts) {
+        fprintf(f, "train_steps\t%zu\n", rf->ts->steps);
+        fprintf(f, "train_seconds\t%.3f\n", rf->ts->seconds);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* The cost of each requested length (cost.tsv): measured first, then written. */
+typedef struct cost_rows {
+    const char *model;
+    const size_t *lens;
+    size_t n;
+    double *train_ms, *flops, *decode_ms; /* (n) each */
+} cost_rows;
+
+static int write_cost(FILE *f, const void *ctx)
+{
+    const cost_rows *c = ctx;
+    fprintf(f, "model\tlen\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq\n");
+    for (size_t k = 0; k < c->n; k++)
+        fprintf(f, "%s\t%zu\t%.6g\t%.6g\t%.6g\n", c->model, c->lens[k], c->train_ms[k],
+                c->flops[k], c->decode_ms[k]);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Measures the cost of m at the n lengths lens (sequences drawn from r) and writes
+ * dir/cost.tsv. Returns the exit status. */
+static int measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
+                        const char *dir)
+{
+    const task *t = task_lookup(m->cfg.task);
+    double *v = malloc(3 * n * sizeof *v);
+    if (!v)
+        return args_run_error("out of memory");
+    cost_rows c = {m->ops->name, lens, n, v, v + n, v + 2 * n};
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        const size_t L = lens[k];
+        if (bench_cost(m, t, L, m->cfg.batch, 3, r, &c.train_ms[k], &c.decode_ms[k]) != 0)
+            rc = args_run_error("measuring the cost at length %zu failed: %s", L,
+                                model_last_error()[0] ? model_last_error() : "out of memory");
+        else
+            c.flops[k] = m->ops->flops(&m->cfg, L, t->target_len(L));
+    }
+    if (rc == 0 && cmd_write_file(dir, "cost.tsv", write_cost, &c) != 0)
+        rc = ARGS_EXIT_RUNTIME;
+    free(v);
+    return rc;
+}
+
+/* The periodic checkpoint: weights, Adam's moments, the three random streams, and the
+ * log up to this step. */
+typedef struct ckpt_ctx {
+    model *m;
+    rng_streams *r;
+    const char *dir;
+    run_log *log;
+} ckpt_ctx;
+
+static int save_resumable(void *p, size_t step, const optim *o)
+{
+    ckpt_ctx *c = p;
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    ckpt_train_state ts = {.step = step, .n = o->n, .m = o->m, .v = o->v};
+    for (int k = 0; k < CKPT_RNG_STREAMS; k++) {
+        ts.rng[k] = gsl_rng_state(c->r->s[k]);
+        ts.rng_size[k] = gsl_rng_size(c->r->s[k]);
+    }
+    afile_join(path, sizeof path, c->dir, "checkpoint.ckpt");
+    if (ckpt_save(path, c->m, &ts, err, sizeof err) != 0) {
+        args_run_error("%s", err);
+        return -1;
+    }
+    return cmd_write_file(c->dir, "train_log.tsv", write_log, c->log);
+}
+
+/* Writes what a finished training leaves, in order: the log, model.ckpt, build.tsv, the
+ * trace, the cost, then the evaluation (eval.tsv last). Returns the exit status. */
+static int finish_run(const train_job *j, model *m, rng_streams *r, const run_log *log,
+                      const train_summary *ts)
+{
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    int rc;
+    if (cmd_write_file(j->dir, "train_log.tsv", write_log, log) != 0)
+        return ARGS_EXIT_RUNTIME;
+    afile_join(path, sizeof path, j->dir, "model.ckpt");
+    if (ckpt_save(path, m, NULL, err, sizeof err) != 0)
+        return args_run_error("%s", err);
+    run_facts rf = {m, ts};
+    if (cmd_write_file(j->dir, "build.tsv", write_build, &rf) != 0)
+        return ARGS_EXIT_RUNTIME;
+    if (j->trace_len) {
+        char tdir[AFILE_PATH_MAX];
+        afile_join(tdir, sizeof tdir, j->dir, "trace");
+        if ((rc = cmd_write_trace(m, j->trace_src, j->trace_len, tdir, 0)) != 0)
+            return rc;
+    }
+    if (j->ncost && (rc = measure_cost(m, j->cost_lens, j->ncost, r->s[RNG_EVAL], j->dir)))
+        return rc;
+    if (!j->quiet)
+        fprintf(stderr, "trained in %.1f s; evaluating %zu lengths x %zu sequences\n",
+                ts->seconds, j->nl, j->samples);
+    /* eval.tsv is written last: its presence marks a finished run (compare resumes on it) */
+    rc = cmd_evaluate(m, j->lens, j->nl, j->samples, j->c.seed, j->dir, !j->quiet);
+    if (rc == 0 && !j->quiet)
+        fprintf(stderr, "wrote %s/{config,build,train_log,eval,eval_positions}.tsv and "
+                "%s/model.ckpt\n", j->dir, j->dir);
+    return rc;
+}
+
+/* ---- attnlab train ----------------------------------------------------------------------- */
+
+/* Trains m from step `first`, then writes the run; st is the saved state of a resumed
+ * run (its log is restored up to st->step), NULL for a new one. Returns the exit status:
+ * 128 + the signal when stopped (the state saved). */
+static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, size_t first,
+                        const ckpt_train_state *st)
+{
+    const config *c = &j->c;
+    char err[ARGS_ERR_MAX], path[AFILE_PATH_MAX];
+    run_log log = {0};
+    train_summary ts;
+    log.f = open_memstream(&log.buf, &log.len);
+    if (!log.f)
+        return args_run_error("out of memory");
+    train_log_header(log.f);
+    ckpt_ctx cc = {m, r, j->dir, &log};
+    train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
+    if (st) {
+        afile_join(path, sizeof path, j->dir, "train_log.tsv");
+        hooks.seconds_offset = restore_log(path, st->step, log.f);
+    }
+    cmd_catch_stop_signals();
+    train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
+    int rc, tr = train_run(m, task_lookup(c->task), c, r, o, first, log.f, progress, &hooks,
+                           &ts, err, sizeof err);
+    if (tr == TRAIN_STOPPED) {
+        /* save where we are, so --resume continues exactly from here */
+        if (ts.steps >= first && save_resumable(&cc, ts.steps, o) != 0) {
+            rc = ARGS_EXIT_RUNTIME;
+        } else {
+            fprintf(stderr, "%s: stopped by signal %d after step %zu; resume with: attnlab "
+                    "train --resume %s\n", args_command(), (int)cmd_stop_signal, ts.steps,
+                    j->dir);
+            rc = cmd_stopped_status();
+        }
+    } else if (tr == TRAIN_FAILED) {
+        /* keep the log up to the last good step beside the last good checkpoint */
+        cmd_write_file(j->dir, "train_log.tsv", write_log, &log);
+        afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
+        if (access(path, F_OK) == 0)
+            rc = args_run_error("%s; the log and the last good checkpoint (%s) are kept", err,
+                                path);
+        else
+            rc = args_run_error("%s; the log is kept in %s", err, j->dir);
+    } else {
+        rc = finish_run(j, m, r, &log, &ts);
+    }
+    fclose(log.f);
+    free(log.buf);
+    return rc;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    static train_job j;
+    memset(&j, 0, sizeof j);
+    const char *resume = NULL;
+    int rc = parse_train(argc, argv, &j, &resume);
+    if (rc)
+        return args_exit(rc);
+    char err[ARGS_ERR_MAX];
+    ckpt_train_state st = {0};
+    model *m = NULL;
+    rng_streams r;
+    optim o;
+    memset(&r, 0, sizeof r);
+    memset(&o, 0, sizeof o);
+    if (resume && (rc = resume_job(&j, resume, &m, &st)) != 0)
+        goto out;
+    const config *c = &j.c;
+    if (afile_mkdirs(j.dir, err, sizeof err) != 0) {
+        rc = args_run_error("--out: %s", err);
+        goto out;
+    }
+    command_text at = {argc, argv};
+    if (!resume && (cmd_write_file(j.dir, "args.txt", write_args, &at) != 0 ||
+                    cmd_write_file(j.dir, "config.tsv", write_config, c) != 0)) {
+        rc = ARGS_EXIT_RUNTIME;
+        goto out;
+    }
+    size_t first = 1;
+    if (rng_open(&r, c->seed) != 0 || (!m && !(m = j.ops->alloc(c))) ||
+        optim_alloc(&o, m->params.size, c->beta1, c->beta2, c->eps) != 0) {
+        rc = args_run_error("out of memory building %s", c->model);
+        goto out;
+    }
+    if (resume) {
+        if ((rc = restore_state(&st, &r, &o)) != 0)
+            goto out;
+        first = st.step + 1;
+    } else {
+        j.ops->init(m, r.s[RNG_INIT]);
+    }
+    if (!j.quiet)
+        fprintf(stderr, "%s: %zu parameters, task %s, lengths %zu..%zu, %zu steps of %zu%s\n",
+                c->model, m->params.size, c->task, c->train_min, c->train_max, c->steps,
+                c->batch, resume ? " (resumed)" : "");
+    if (resume && !j.quiet)
+        fprintf(stderr, "resuming %s after step %zu\n", j.dir, st.step);
+    rc = run_training(&j, m, &r, &o, first, resume ? &st : NULL);
+out:
+    optim_free(&o);
+    rng_close(&r);
+    if (m)
+        m->ops->free(m);
+    ckpt_train_state_free(&st);
+    return rc;
+}

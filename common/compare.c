@@ -1,0 +1,298 @@
+/* compare.c — attnlab compare: every model x seed on one task, then the merged tables
+ * and figures.
+ *
+ * Design. compare does not train in-process: it turns its flags into one self-contained
+ * `attnlab train` command per model and seed (the shared settings written out in full,
+ * each model's sizes and recipe left to its own defaults), then hands the list to the
+ * process manager of compare_jobs.c, or prints it with --print-jobs so the same
+ * computation can be spread over many machines. A preset names the steps, lengths and
+ * seeds of a documented experiment; flags given after it override it. When every run
+ * has ended the runs are merged exactly as `attnlab report DIR` would merge them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+#include "cli_cmd.h"
+#include "compare.h"
+#include "config.h"
+#include "model.h"
+#include "train.h"
+
+/* The experiment presets. Steps and lengths were chosen from measured runs (see
+ * docs/compare.md): quick shows the effect in about five minutes on two cores; full is
+ * the publication run. */
+typedef struct preset {
+    const char *name;
+    size_t seeds, steps, train_min, train_max, samples;
+    const char *eval_lengths, *cost_lengths;
+    const char *about;
+} preset;
+
+static const preset presets[] = {
+    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16",
+     "under a minute: every model, every figure, nothing learned (a test of the pipeline)"},
+    {"quick", 3, 3000, 4, 16, 128, "2:40:2", "8,16,32,64",
+     "about 4 minutes on 2 cores: the LSTM already falls off, attention holds"},
+    {"full", 5, 4000, 4, 32, 256, "2:96:2", "8,16,32,64,128",
+     "about an hour on 2 cores: 5 seeds, lengths to 96, the figures of docs/figures/"},
+};
+#define N_PRESETS (sizeof presets / sizeof presets[0])
+#define DEFAULT_PRESET (&presets[1]) /* quick */
+
+void cmd_compare_help(void)
+{
+    char models[256];
+    args_all_models(models, sizeof models);
+    printf(
+        "Usage: attnlab compare [--preset smoke|quick|full] [--task NAME] [--models LIST]\n"
+        "                       [--seeds N] [--train-len MIN:MAX] [--eval-lengths SPEC]\n"
+        "                       [--steps N] [--batch N] [--samples N] [--jobs N]\n"
+        "                       [--out DIR] [--print-jobs]\n"
+        "\n"
+        "Trains every model x seed as an independent run (the same training sequences for\n"
+        "every model of a seed: same seed, steps and batch size; each model with its own\n"
+        "documented optimiser recipe), evaluates each at every length inside the training\n"
+        "range and beyond it, then merges the runs (attnlab report): tables, figures and\n"
+        "DIR/report.html. Runs go in parallel processes. A rerun with the same arguments\n"
+        "skips the runs already finished, so an interrupted compare resumes.\n"
+        "\n"
+        "Presets (flags given after override them):\n");
+    for (size_t k = 0; k < N_PRESETS; k++)
+        printf("  %-6s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
+               presets[k].seeds, presets[k].steps, presets[k].train_min, presets[k].train_max,
+               presets[k].eval_lengths, presets[k].about);
+    printf(
+        "\n"
+        "The default preset is quick. Sequences per evaluation length (--samples): smoke 32,\n"
+        "quick 128, full 256.\n"
+        "\n"
+        "  --models LIST   comma-separated (default: %s)\n"
+        "  --seeds N       seeds 1..N\n"
+        "  --jobs N        runs at once (default: the number of cores)\n"
+        "  --out DIR       comparison directory (default results/compare)\n"
+        "  --task, --steps, --batch, --symbols, --threads, --log-every: as for train (the\n"
+        "                  same for every model; sizes stay each model's own)\n"
+        "  --print-jobs    print one self-contained 'attnlab train' command per run and\n"
+        "                  stop, to spread the runs with GNU parallel or job arrays; then\n"
+        "                  merge them with 'attnlab report DIR'\n"
+        "\n"
+        "Examples:\n"
+        "  attnlab compare --preset quick --out results/demo\n"
+        "  attnlab compare --preset full --jobs 2 --out results/full\n"
+        "  attnlab compare --preset full --print-jobs --out /shared/full | parallel -j 16\n"
+        "  attnlab report /shared/full\n",
+        models);
+}
+
+/* Everything a compare command decided: the shared settings and the experiment. */
+typedef struct compare_plan {
+    config c;                       /* shared settings: task, lengths, steps, batch ... */
+    const preset *ps;
+    const model_ops *list[ARGS_MAX_MODELS];
+    size_t nm;
+    char models[256];               /* the list as given (or every model), for the manifest */
+    size_t seeds, samples, jobs;
+    const char *eval_spec;          /* --eval-lengths as given, or the preset's */
+    const char *out;
+    char exe[AFILE_PATH_MAX];       /* this program, which every job runs */
+} compare_plan;
+
+/* The preset's steps and training range: between the generic defaults and the flags. */
+static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
+{
+    const preset *ps = ctx;
+    (void)ops;
+    c->steps = ps->steps;
+    c->train_min = ps->train_min;
+    c->train_max = ps->train_max;
+}
+
+/* Parses a compare command line into p. Returns 0, ARGS_HELP_SHOWN, or the exit status
+ * after printing the error. */
+static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs)
+{
+    static const args_flag allowed[] = {ARGS_PRESET,    ARGS_MODELS,       ARGS_SEEDS,
+                                        ARGS_TRAIN_LEN, ARGS_EVAL_LENGTHS, ARGS_SAMPLES,
+                                        ARGS_JOBS,      ARGS_OUT,          ARGS_PRINT_JOBS, 0};
+    args_line a;
+    int rc = args_parse(argc, argv, 1, allowed, cmd_compare_help, &a);
+    if (rc)
+        return rc;
+    /* the settings a comparison may change; sizes stay each model's canonical ones */
+    static const char *const ok_fields[] = {"task", "steps", "batch", "symbols", "threads",
+                                            "log_every", NULL};
+    for (size_t k = 0; k < a.n_given; k++) {
+        const char *name = config_fields[a.given[k]].name;
+        size_t i = 0;
+        while (ok_fields[i] && strcmp(ok_fields[i], name) != 0)
+            i++;
+        if (!ok_fields[i])
+            return args_usage_error("--%s: compare trains each model with its own defaults "
+                                    "(accepted here: --task, --steps, --batch, --symbols, "
+                                    "--threads, --log-every; train one model with attnlab "
+                                    "train to change its sizes)", name);
+    }
+    p->ps = DEFAULT_PRESET;
+    if (args_get(&a, ARGS_PRESET)) {
+        p->ps = NULL;
+        for (size_t k = 0; k < N_PRESETS; k++)
+            if (strcmp(presets[k].name, args_get(&a, ARGS_PRESET)) == 0)
+                p->ps = &presets[k];
+        if (!p->ps)
+            return args_usage_error("--preset: unknown preset '%s' (accepted: smoke, quick, "
+                                    "full)", args_get(&a, ARGS_PRESET));
+    }
+    const model_ops *none;
+    const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps};
+    if ((rc = args_config(&a, &plan, &p->c, &none)))
+        return rc;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    p->seeds = p->ps->seeds;
+    p->samples = p->ps->samples;
+    p->jobs = cores < 1 ? 1 : (size_t)cores;
+    if (args_count(&a, ARGS_SEEDS, 1, 1000, &p->seeds) ||
+        args_count(&a, ARGS_SAMPLES, 1, 1000000, &p->samples) ||
+        args_count(&a, ARGS_JOBS, 1, 256, &p->jobs))
+        return ARGS_EXIT_USAGE;
+    p->eval_spec = args_get(&a, ARGS_EVAL_LENGTHS) ? args_get(&a, ARGS_EVAL_LENGTHS)
+                                                   : p->ps->eval_lengths;
+    static size_t lens[ARGS_MAX_LENGTHS]; /* checked here, passed on as text */
+    size_t nl;
+    if (args_lengths("eval-lengths", p->eval_spec, p->c.max_len, lens, &nl))
+        return ARGS_EXIT_USAGE;
+    if (args_get(&a, ARGS_MODELS))
+        snprintf(p->models, sizeof p->models, "%s", args_get(&a, ARGS_MODELS));
+    else
+        args_all_models(p->models, sizeof p->models);
+    if (args_models(p->models, p->list, &p->nm))
+        return ARGS_EXIT_USAGE;
+    p->out = args_get(&a, ARGS_OUT) ? args_get(&a, ARGS_OUT) : "results/compare";
+    *print_jobs = args_get(&a, ARGS_PRINT_JOBS) != NULL;
+    ssize_t el = readlink("/proc/self/exe", p->exe, sizeof p->exe - 1);
+    if (el <= 0)
+        return args_run_error("cannot find the program's own path (/proc/self/exe)");
+    p->exe[el] = '\0';
+    return 0;
+}
+
+/* Fills the job list: seed-major, models in the order given, each with the complete
+ * train command of its run. */
+static void make_jobs(const compare_plan *p, compare_job *jl)
+{
+    const config *c = &p->c;
+    /* the trace example: the first digits of pi, cut to the training range */
+    static const int pi[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
+    char trace[128] = "";
+    size_t tl = c->train_max < 12 ? c->train_max : 12;
+    for (size_t i = 0; i < tl; i++) {
+        char w[8];
+        snprintf(w, sizeof w, i ? " %d" : "%d", pi[i] % (int)c->symbols);
+        strcat(trace, w);
+    }
+    for (size_t s = 0; s < p->seeds; s++)
+        for (size_t m = 0; m < p->nm; m++) {
+            compare_job *j = &jl[s * p->nm + m];
+            snprintf(j->model, sizeof j->model, "%s", p->list[m]->name);
+            j->seed = s + 1;
+            j->state = COMPARE_WAITING;
+            snprintf(j->dir, sizeof j->dir, "%s/runs/%s-s%lu", p->out, j->model, j->seed);
+            compare_job_arg(j, "%s", p->exe);
+            compare_job_arg(j, "train");
+            compare_job_arg(j, "--model=%s", j->model);
+            compare_job_arg(j, "--task=%s", c->task);
+            compare_job_arg(j, "--symbols=%zu", c->symbols);
+            compare_job_arg(j, "--train-len=%zu:%zu", c->train_min, c->train_max);
+            compare_job_arg(j, "--steps=%zu", c->steps);
+            compare_job_arg(j, "--batch=%zu", c->batch);
+            compare_job_arg(j, "--seed=%lu", j->seed);
+            compare_job_arg(j, "--threads=%zu", c->threads);
+            compare_job_arg(j, "--log-every=%zu", c->log_every);
+            compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
+            compare_job_arg(j, "--samples=%zu", p->samples);
+            compare_job_arg(j, "--cost-lengths=%s", p->ps->cost_lengths);
+            compare_job_arg(j, "--trace=%s", trace);
+            compare_job_arg(j, "--out=%s", j->dir);
+            compare_job_arg(j, "--quiet");
+        }
+}
+
+/* The time now, UTC, ISO 8601. */
+static void now_text(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Runs the jobs not finished earlier, writes the manifest. Returns the number that
+ * failed, or -1 when the manifest could not be written. */
+static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int argc,
+                     char **argv)
+{
+    char started[32], finished[32];
+    now_text(started, sizeof started);
+    const double t0 = train_now();
+    const size_t todo = compare_skip_finished(jl, njobs);
+    fprintf(stderr, "%s: %zu runs (%zu models x %zu seeds), %zu to do, %zu at a time, "
+            "into %s\n", args_command(), njobs, p->nm, p->seeds, todo, p->jobs, p->out);
+    const size_t failed = compare_schedule(jl, njobs, todo, p->jobs, p->exe);
+    now_text(finished, sizeof finished);
+    char command[2048] = "attnlab";
+    for (int i = 0; i < argc; i++) {
+        strncat(command, " ", sizeof command - strlen(command) - 1);
+        strncat(command, argv[i], sizeof command - strlen(command) - 1);
+    }
+    compare_manifest mf = {&p->c,  p->ps->name, p->models, p->eval_spec, command,
+                           p->seeds, p->jobs,   p->samples, jl,         njobs,
+                           train_now() - t0,    started,   finished};
+    if (compare_write_manifest(p->out, &mf) != 0)
+        return -1;
+    return (long)failed;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    static compare_plan p;
+    memset(&p, 0, sizeof p);
+    int print_jobs = 0;
+    char err[ARGS_ERR_MAX];
+    int rc = parse_compare(argc, argv, &p, &print_jobs);
+    if (rc)
+        return args_exit(rc);
+    const size_t njobs = p.nm * p.seeds;
+    compare_job *jl = calloc(njobs, sizeof *jl);
+    if (!jl)
+        return args_run_error("out of memory");
+    make_jobs(&p, jl);
+    if (print_jobs) {
+        for (size_t k = 0; k < njobs; k++)
+            compare_job_print(stdout, &jl[k]);
+        free(jl);
+        return 0;
+    }
+    if (afile_mkdirs(p.out, err, sizeof err) != 0) {
+        free(jl);
+        return args_run_error("--out: %s", err);
+    }
+    const long failed = run_jobs(&p, jl, njobs, argc, argv);
+    free(jl);
+    if (failed < 0)
+        return ARGS_EXIT_RUNTIME;
+    if (cmd_stop_signal) {
+        fprintf(stderr, "%s: stopped by signal %d; the finished runs are kept and the "
+                "stopped ones saved their state: run the same command again to resume\n",
+                args_command(), (int)cmd_stop_signal);
+        return cmd_stopped_status();
+    }
+    if ((rc = cmd_report_dir(p.out)) != 0)
+        return rc;
+    if (failed)
+        return args_run_error("%zu of %zu runs failed (their messages are above); rerun the "
+                              "same command to retry them", (size_t)failed, njobs);
+    return 0;
+}

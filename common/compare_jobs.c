@@ -1,0 +1,260 @@
+/* compare_jobs.c — the jobs of a comparison: their commands, whether an earlier
+ * invocation finished them, the process manager that runs them, and the manifest (see
+ * compare.h).
+ *
+ * Design. Each job is an independent `attnlab train` process; the parent only forks,
+ * execs and waits, so a job that fails or is killed costs nothing but itself. Whether a
+ * job is already done is read from its directory alone (eval.tsv is written last, and
+ * command.txt must hold the same command), which is what lets an interrupted comparison
+ * resume and lets the same job list run on other machines. A job's state is a
+ * compare_state; the exit status of its process decides the state it ends in (0 DONE,
+ * 130 or 143 STOPPED with its state saved, anything else FAILED).
+ */
+#include "compare.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buildinfo.h"
+#include "cli_args.h"
+#include "cli_cmd.h"
+#include "train.h"
+
+/* ---- the command of a job -------------------------------------------------------------- */
+
+void compare_job_arg(compare_job *j, const char *fmt, ...)
+{
+    if (j->argc == COMPARE_MAX_ARGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->buf[j->argc], sizeof j->buf[0], fmt, ap);
+    va_end(ap);
+    j->argv[j->argc] = j->buf[j->argc];
+    j->argc++;
+    j->argv[j->argc] = NULL;
+}
+
+void compare_job_print(FILE *f, const compare_job *j)
+{
+    for (int i = 0; i < j->argc; i++) {
+        const char *s = j->argv[i];
+        int plain = *s != '\0';
+        for (const char *p = s; *p; p++)
+            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=",
+                        *p))
+                plain = 0;
+        fprintf(f, plain ? "%s%s" : "%s'%s'", i ? " " : "", s);
+    }
+    fputc('\n', f);
+}
+
+/* The command text of a job, as written to DIR/command.txt and compared on resume. */
+static int write_command(FILE *f, const void *ctx)
+{
+    const compare_job *j = ctx;
+    for (int i = 1; i < j->argc; i++) /* without the program path: it may move */
+        fprintf(f, "%s%s", i > 1 ? " " : "", j->argv[i]);
+    fputc('\n', f);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Did an earlier invocation start job j with the same command (DIR/command.txt)? */
+static int same_command(const compare_job *j)
+{
+    char path[AFILE_PATH_MAX], *text = NULL, want[8192];
+    size_t cap = 0;
+    if (afile_join(path, sizeof path, j->dir, "command.txt") != 0)
+        return 0;
+    FILE *f = fopen(path, "r"), *mem = fmemopen(want, sizeof want, "w");
+    if (!f || !mem) {
+        if (f)
+            fclose(f);
+        if (mem)
+            fclose(mem);
+        return 0;
+    }
+    write_command(mem, j);
+    fclose(mem);
+    ssize_t got = getline(&text, &cap, f);
+    fclose(f);
+    int same = got > 0 && strcmp(text, want) == 0;
+    free(text);
+    return same;
+}
+
+/* Has job j finished in an earlier invocation with the same command? */
+static int job_finished(const compare_job *j)
+{
+    return cmd_exists_in(j->dir, "eval.tsv") && same_command(j);
+}
+
+/* Was job j stopped part-way with its state saved? Then it resumes instead of restarting. */
+static int job_resumable(const compare_job *j)
+{
+    return !cmd_exists_in(j->dir, "eval.tsv") && cmd_exists_in(j->dir, "checkpoint.ckpt") &&
+           cmd_exists_in(j->dir, "args.txt") && same_command(j);
+}
+
+size_t compare_skip_finished(compare_job *jobs, size_t n)
+{
+    size_t todo = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (job_finished(&jobs[k])) {
+            jobs[k].state = COMPARE_SKIPPED;
+            fprintf(stderr, "%s %s seed %lu: finished earlier, skipped\n", args_command(),
+                    jobs[k].model, jobs[k].seed);
+        } else {
+            todo++;
+        }
+    }
+    return todo;
+}
+
+/* ---- the process manager ------------------------------------------------------------------ */
+
+/* Starts job j: writes its command.txt (unless it resumes) and forks `exe` on its
+ * command. Returns 0, or -1 when it could not start (the job is then FAILED). */
+static int start_job(compare_job *j, const char *exe)
+{
+    char err[ARGS_ERR_MAX];
+    const int resume = job_resumable(j);
+    if (!resume && (afile_mkdirs(j->dir, err, sizeof err) != 0 ||
+                    cmd_write_file(j->dir, "command.txt", write_command, j) != 0)) {
+        j->state = COMPARE_FAILED;
+        return -1;
+    }
+    if (resume)
+        fprintf(stderr, "%s %s seed %lu: resuming from its checkpoint\n", args_command(),
+                j->model, j->seed);
+    fflush(NULL);
+    j->pid = fork();
+    if (j->pid == 0) {
+        static char train_w[] = "train", resume_w[] = "--resume", quiet_w[] = "--quiet";
+        char *again[] = {j->argv[0], train_w, resume_w, j->dir, quiet_w, NULL};
+        execv(exe, resume ? again : j->argv);
+        _exit(127);
+    }
+    if (j->pid < 0) {
+        j->state = COMPARE_FAILED;
+        return -1;
+    }
+    j->state = COMPARE_RUNNING;
+    j->start = train_now();
+    return 0;
+}
+
+/* Records the end of job j, whose process exited with wait status st, and reports it
+ * as the k-th of todo. */
+static void end_job(compare_job *j, int st, size_t k, size_t todo)
+{
+    j->seconds = train_now() - j->start;
+    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+        j->state = COMPARE_STOPPED; /* stopped with its state saved: resumable */
+        fprintf(stderr, "[%zu/%zu] %s seed %lu: stopped after %.1f s, state saved\n", k, todo,
+                j->model, j->seed, j->seconds);
+        return;
+    }
+    j->state = code == 0 ? COMPARE_DONE : COMPARE_FAILED;
+    fprintf(stderr, "[%zu/%zu] %s seed %lu: %s in %.1f s\n", k, todo, j->model, j->seed,
+            j->state == COMPARE_DONE ? "done" : "FAILED", j->seconds);
+}
+
+size_t compare_schedule(compare_job *jobs, size_t n, size_t todo, size_t at_once,
+                        const char *exe)
+{
+    size_t next = 0, running = 0, ended = 0, failed = 0;
+    int forwarded = 0;
+    cmd_catch_stop_signals();
+    while (ended < todo) {
+        /* a stop signal: no new run starts; the running ones get the signal (when it was
+         * sent to this process alone), save their state and exit; then this one does */
+        if (cmd_stop_signal && !forwarded) {
+            for (size_t k = 0; k < n; k++)
+                if (jobs[k].state == COMPARE_RUNNING)
+                    kill(jobs[k].pid, (int)cmd_stop_signal);
+            forwarded = 1;
+        }
+        while (!cmd_stop_signal && running < at_once && next < n) {
+            compare_job *j = &jobs[next++];
+            if (j->state == COMPARE_SKIPPED)
+                continue;
+            if (start_job(j, exe) != 0) {
+                failed++;
+                ended++;
+                continue;
+            }
+            running++;
+        }
+        if (running == 0)
+            break;
+        int st;
+        pid_t pid = wait(&st);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue; /* a signal: handled at the top of the loop */
+            break;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (jobs[k].state == COMPARE_RUNNING && jobs[k].pid == pid) {
+                running--;
+                ended++;
+                end_job(&jobs[k], st, ended, todo);
+                failed += jobs[k].state == COMPARE_FAILED;
+            }
+        if (cmd_stop_signal && running == 0)
+            break;
+    }
+    return failed;
+}
+
+/* ---- the manifest ------------------------------------------------------------------------ */
+
+static int write_manifest(FILE *f, const void *p)
+{
+    const compare_manifest *m = p;
+    fprintf(f, "key\tvalue\n");
+    fprintf(f, "command\t%s\n", m->command);
+    buildinfo_write_tsv(f);
+    fprintf(f, "preset\t%s\nmodels\t%s\nseeds\t%zu\ntask\t%s\ntrain_len\t%zu:%zu\n", m->preset,
+            m->models, m->seeds, m->c->task, m->c->train_min, m->c->train_max);
+    fprintf(f, "steps\t%zu\nbatch\t%zu\neval_lengths\t%s\nsamples\t%zu\njobs\t%zu\n",
+            m->c->steps, m->c->batch, m->eval_lengths, m->samples, m->jobs);
+    fprintf(f, "started\t%s\nfinished\t%s\nwall_seconds\t%.1f\n", m->started, m->finished,
+            m->wall);
+    for (size_t k = 0; k < m->njobs; k++) {
+        const compare_job *j = &m->list[k];
+        fprintf(f, "wall_seconds.%s.s%lu\t", j->model, j->seed);
+        switch (j->state) {
+        case COMPARE_SKIPPED:
+            fprintf(f, "finished earlier\n");
+            break;
+        case COMPARE_DONE:
+            fprintf(f, "%.1f\n", j->seconds);
+            break;
+        case COMPARE_STOPPED:
+            fprintf(f, "stopped after %.1f s (resumable)\n", j->seconds);
+            break;
+        case COMPARE_FAILED:
+            fprintf(f, "failed\n");
+            break;
+        case COMPARE_WAITING:
+        case COMPARE_RUNNING:
+            fprintf(f, "not started\n");
+            break;
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+int compare_write_manifest(const char *dir, const compare_manifest *m)
+{
+    return cmd_write_file(dir, "manifest.tsv", write_manifest, m);
+}
