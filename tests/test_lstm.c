@@ -164,7 +164,7 @@ START_TEST(test_cell_table_same_bits)
         gsl_matrix_set_row(a1, b, &row.vector);
     }
     lstm_cell_forward(h1, c1, a1, h0, c0, Wh);
-    lstm_cell_forward_table(h2, c2, a2, h0, c0, Wh, P, ids); /* a2 holds noise on entry */
+    lstm_cell_forward_table(h2, c2, a2, h0, c0, P, ids, Wh); /* a2 holds noise on entry */
     const gsl_matrix *got[3] = {a2, h2, c2}, *want[3] = {a1, h1, c1};
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < got[k]->size1; i++)
@@ -375,7 +375,7 @@ START_TEST(test_table_matches_layer)
     gsl_matrix_memcpy(&h0t.matrix, &h0.matrix);
     gsl_matrix_memcpy(&c0t.matrix, &c0.matrix);
     lstm_table_forward(P, embed, &k.w);
-    lstm_recur_forward_table(Hs, Cs, Act, k.w.Wh, P, ids, NT);
+    lstm_recur_forward_table(Hs, Cs, Act, P, ids, k.w.Wh, NT);
     gsl_matrix_view dh = gsl_matrix_submatrix(dHs, NB, 0, NT * NB, NH);
     gsl_matrix_view dcT = lstm_block(dCs, NT, NB);
     gsl_matrix_memcpy(&dh.matrix, k.R);
