@@ -156,7 +156,7 @@ static void layout_state(carver *c, void *ctx)
     const lstm_plan *p = ctx;
     lstm_state *s = p->s;
     const size_t G = 4 * p->H, Tmax = p->Ts > p->Tt ? p->Ts : p->Tt;
-    if (p->Ts > SIZE_MAX - 1 - p->Tt)
+    if (p->Tt == SIZE_MAX || p->Ts > SIZE_MAX - 1 - p->Tt)
         c->overflow = 1; /* Ts + Tt + 1 does not fit: carve_reserve refuses */
     /* rows: all steps (Ts+Tt)·B, all states (Ts+1+Tt)·B, decoder outputs Tt·B */
     const size_t steps = carve_mul(c, p->Ts + p->Tt, p->B);
