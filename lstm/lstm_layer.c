@@ -26,8 +26,9 @@
 void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights *w)
 {
     /* act (N,4H) = X (N,E) · Wxᵀ (E,4H), then + b (1,4H) on every row. The product comes
-     * first here, unlike op_linear_forward (bias first): the two orders can round apart,
-     * and this is the order every run of the layer so far has used. */
+     * first, unlike op_linear_forward (the bias first, the product added onto it): once
+     * the GEMM sums over E in more than one block the two orders round differently, and
+     * this layer's results (rnn_attention --cell lstm) are kept to the bit. */
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, w->Wx, 0.0, act);
     op_add_bias(act, w->b);
 }

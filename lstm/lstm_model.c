@@ -343,7 +343,7 @@ static void encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_
                              m->s.ids, m->w.enc.Wh, Ts);
 }
 
-/* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b */
+/* logits (N,V+1) = Hout (N,H) · out.Wᵀ (H,V+1), then + out.b (why: lstm_input_forward) */
 static void output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w)
 {
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Hout, w->out_W, 0.0, logits);
