@@ -365,7 +365,8 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
     if (!tokens_ok(b->src, B * Ts, V))
         GSL_ERROR_VAL("lstm forward: source token outside the vocabulary", GSL_EDOM, NAN);
     if (!tokens_ok(b->dec_in, B * Tt, V))
-        GSL_ERROR_VAL("lstm forward: decoder input outside the vocabulary", GSL_EDOM, NAN);
+        GSL_ERROR_VAL("lstm forward: decoder input token outside the vocabulary", GSL_EDOM,
+                      NAN);
     if (!tokens_ok(b->tgt, B * Tt, V))
         GSL_ERROR_VAL("lstm forward: target token outside the vocabulary", GSL_EDOM, NAN);
     lstm_views v;
