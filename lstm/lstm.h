@@ -49,7 +49,7 @@ void lstm_cell_forward(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
  * Gives the same bits as copying the rows of P into act and calling lstm_cell_forward. */
 void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
                              const gsl_matrix *h_prev, const gsl_matrix *c_prev,
-                             const gsl_matrix *Wh, const gsl_matrix *P, const int *ids);
+                             const gsl_matrix *P, const int *ids, const gsl_matrix *Wh);
 
 /* The element-wise part of lstm_cell_forward (everything after its GEMM) written as the
  * plainest loop, with libm's exp and tanh: the reference the tests hold the vectorised
@@ -162,7 +162,7 @@ void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weigh
  * needs none of them afterwards (greedy decoding), whose one block then stays in cache
  * instead of streaming T·B·4H doubles through memory. B = Hs->size1 / (T + 1). */
 void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
-                              const gsl_matrix *Wh, const gsl_matrix *P, const int *ids,
+                              const gsl_matrix *P, const int *ids, const gsl_matrix *Wh,
                               size_t T);
 
 /* Backward of "P = embed·Wxᵀ + b, then Act row i = P row ids[i]" for the N = dPre->size1

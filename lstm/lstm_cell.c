@@ -193,7 +193,7 @@ void lstm_cell_forward(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
 
 void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
                              const gsl_matrix *h_prev, const gsl_matrix *c_prev,
-                             const gsl_matrix *Wh, const gsl_matrix *P, const int *ids)
+                             const gsl_matrix *P, const int *ids, const gsl_matrix *Wh)
 {
     const size_t B = act->size1, H = h->size2;
     assert(act->size2 == 4 * H && P->size2 == 4 * H && h->size1 == B && c->size1 == B);

@@ -20,13 +20,15 @@
 
 #include <assert.h>
 #include <gsl/gsl_blas.h>
-#include <string.h>
 
 #include "../common/tensor.h"
 
 void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights *w)
 {
-    /* act (N,4H) = X (N,E) · Wxᵀ (E,4H), then + b (1,4H) on every row */
+    /* act (N,4H) = X (N,E) · Wxᵀ (E,4H), then + b (1,4H) on every row. The product comes
+     * first, unlike op_linear_forward (the bias first, the product added onto it): once
+     * the GEMM sums over E in more than one block the two orders round differently, and
+     * this layer's results (rnn_attention --cell lstm) are kept to the bit. */
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, X, w->Wx, 0.0, act);
     op_add_bias(act, w->b);
 }
@@ -115,13 +117,11 @@ void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weigh
     assert(P->size1 == embed->size1 && P->size2 == w->Wx->size1);
     /* P (V,4H) = embed (V,E) · Wxᵀ (E,4H) + b: every row starts as b, and the GEMM adds
      * onto it (beta = 1), one pass over P instead of a zeroing and a bias pass */
-    for (size_t v = 0; v < P->size1; v++)
-        memcpy(gsl_matrix_ptr(P, v, 0), w->b->data, P->size2 * sizeof(double));
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, embed, w->Wx, 1.0, P);
+    op_linear_forward(P, embed, w->Wx, w->b);
 }
 
 void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
-                              const gsl_matrix *Wh, const gsl_matrix *P, const int *ids,
+                              const gsl_matrix *P, const int *ids, const gsl_matrix *Wh,
                               size_t T)
 {
     assert(T > 0 && Hs->size1 % (T + 1) == 0);
@@ -135,8 +135,8 @@ void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
         gsl_matrix_view a = lstm_block(Act, keep ? t - 1 : 0, B);           /* (B,4H) */
         gsl_matrix_view h = lstm_block(Hs, t, B), c = lstm_block(Cs, t, B); /* (B,H) */
         gsl_matrix_view hp = lstm_block(Hs, t - 1, B), cp = lstm_block(Cs, t - 1, B);
-        lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, Wh,
-                                P, ids + (t - 1) * B);
+        lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, P,
+                                ids + (t - 1) * B, Wh);
     }
 }
 

@@ -3,14 +3,22 @@
  * their deep stacks; the PyTorch twin is LSTMSeq2Seq in shared/reference/models.py).
  *
  * Three structs, three concerns: the configuration (struct model's cfg), the weights
- * (lstm_params: views into the arena, once for values and once for gradients) and the
- * run-time state (lstm_state: every activation of a step, reserved once).
+ * (lstm_params: views into the arena, once for values w and once for gradients g) and
+ * the run-time state (lstm_state: every activation of a step, reserved once).
  *
- * State layout. All activations are time-major (step, batch, ·) so that one step of the
- * batch is a block of B contiguous rows. Encoder and decoder share one array per kind:
- *     P, dP     (2·(V+1), 4H)      the projection tables embed·Wxᵀ + b of the encoder,
- *                                  then of the decoder (lstm.h): the input part of a step
- *                                  is a row of its table, picked by the token
+ * Parameters. One visit function (visit_params, over common/walk.h) names every tensor
+ * once: walk_build builds the arena from it and hands out the views, walk_count counts
+ * them without allocating. Arena order, the order of checkpoints:
+ *     enc.embed enc.Wx enc.Wh enc.b  dec.embed dec.Wx dec.Wh dec.b  out.W out.b
+ *
+ * State layout. One layout function (layout_state) asks common/carve.h for every array,
+ * doubles and token ints, at the reserved sizes; carve_reserve allocates the two blocks
+ * and keeps the old ones when it cannot. All activations are time-major (step, batch, ·)
+ * so that one step of the batch is a block of B contiguous rows. Encoder and decoder
+ * share one array per kind:
+ *     P, dP     (2·(V+1), 4H)      the tables embed·Wxᵀ + b of the encoder, then of the
+ *                                  decoder (lstm.h): a step's input part is a row of one
+ *                                  picked by the token
  *     Act, dPre ((Ts+Tt)·B, 4H)    gates of the Ts encoder steps, then the Tt decoder ones
  *     Hs, Cs, dHs, dCs ((Ts+1+Tt)·B, H)
  *               blocks 0..Ts     encoder states h_0 = 0, h_1 .. h_Ts
@@ -19,6 +27,11 @@
  * no copy to start the decoder, and in backward the decoder's gradient of its initial state
  * lands directly where the encoder reads the gradient of its last one. That block is the
  * only path from the source to the output — the bottleneck this model exists to show.
+ *
+ * Errors (common/model.h). Every entry point checks its sizes against the reservation and
+ * every token it will read (source, decoder input, target) before it writes anything;
+ * a refusal goes through GSL_ERROR and returns NaN (forward) or -1 (backward, decode,
+ * trace). Only a forward that completed leaves something for backward (s.B ≠ 0).
  *
  * Invariant: reserve() sizes every array for the largest (B, Ts, Tt) asked for; a call
  * with smaller sizes uses the front of each array, so no step ever allocates.
@@ -33,38 +46,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/carve.h"
 #include "../common/tensor.h"
+#include "../common/walk.h"
 
-/* ---- configuration and the size table ---------------------------------------------- */
-
-/* Every parameter tensor, in arena order. */
-enum {
-    P_ENC_EMBED, P_ENC_WX, P_ENC_WH, P_ENC_B,
-    P_DEC_EMBED, P_DEC_WX, P_DEC_WH, P_DEC_B,
-    P_OUT_W, P_OUT_B,
-    P_COUNT
-};
-
-/* The one place where the parameter shapes are written. */
-static void param_table(arena_spec s[P_COUNT], const config *c)
-{
-    const size_t V = config_vocab(c), E = c->embed, H = c->hidden;
-    const struct {
-        const char *name;
-        size_t rows, cols;
-    } t[P_COUNT] = {
-        [P_ENC_EMBED] = {"enc.embed", V, E},  [P_ENC_WX] = {"enc.Wx", 4 * H, E},
-        [P_ENC_WH] = {"enc.Wh", 4 * H, H},    [P_ENC_B] = {"enc.b", 1, 4 * H},
-        [P_DEC_EMBED] = {"dec.embed", V, E},  [P_DEC_WX] = {"dec.Wx", 4 * H, E},
-        [P_DEC_WH] = {"dec.Wh", 4 * H, H},    [P_DEC_B] = {"dec.b", 1, 4 * H},
-        [P_OUT_W] = {"out.W", V, H},          [P_OUT_B] = {"out.b", 1, V},
-    };
-    for (size_t k = 0; k < P_COUNT; k++) {
-        snprintf(s[k].name, sizeof s[k].name, "%s", t[k].name);
-        s[k].rows = t[k].rows;
-        s[k].cols = t[k].cols;
-    }
-}
+/* ---- configuration ------------------------------------------------------------------ */
 
 static void lstm_defaults(config *c)
 {
@@ -93,27 +79,26 @@ static int lstm_check(const config *c, char *err, size_t n)
 
 /* ---- the three structs --------------------------------------------------------------- */
 
-/* Views of every parameter (or of every gradient: same shapes). */
+/* Views of every parameter (or of every gradient: same shapes), in arena order. */
 typedef struct lstm_params {
     gsl_matrix *enc_embed; /* (V+1, E) source token embeddings */
-    lstm_weights enc;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) */
+    lstm_weights enc;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) of the encoder */
     gsl_matrix *dec_embed; /* (V+1, E) decoder input embeddings */
-    lstm_weights dec;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) */
-    gsl_matrix *out_W;     /* (V+1, H) */
-    gsl_matrix *out_b;     /* (1, V+1) */
+    lstm_weights dec;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) of the decoder */
+    gsl_matrix *out_W;     /* (V+1, H) output layer */
+    gsl_matrix *out_b;     /* (1, V+1) its bias */
 } lstm_params;
 
-/* Every activation of a step; capacities cap_* are what reserve() made room for. */
+/* Every activation of a step, cut from blk at the capacity (cap_B, cap_Ts, cap_Tt). */
 typedef struct lstm_state {
-    size_t cap_B, cap_Ts, cap_Tt;
-    size_t B, Ts, Tt; /* sizes of the last forward, what backward differentiates; B = 0
-                         when there is none (decode reuses the same arrays) */
-    double *mem;      /* one block holding every array below */
-    int *imem;        /* one block holding the token arrays */
+    carve_block blk;        /* the two blocks every array below lies in */
+    size_t cap_B, cap_Ts, cap_Tt; /* the largest batch and lengths reserved for */
+    size_t B, Ts, Tt;       /* sizes of the last forward, what backward differentiates;
+                               B = 0 when there is none (decode reuses the same arrays) */
     double *P, *dP;         /* (2·(V+1), 4H) encoder table, then decoder table */
-    double *Act, *dPre;     /* ((Ts+Tt)·B, 4H) */
-    double *Hs, *Cs;        /* ((Ts+1+Tt)·B, H) */
-    double *dHs, *dCs;      /* ((Ts+1+Tt)·B, H) */
+    double *Act, *dPre;     /* ((Ts+Tt)·B, 4H) gates, gradients of the pre-activations */
+    double *Hs, *Cs;        /* ((Ts+1+Tt)·B, H) hidden and cell states */
+    double *dHs, *dCs;      /* ((Ts+1+Tt)·B, H) their gradients */
     double *logits;         /* (Tt·B, V+1) */
     double *dlogits;        /* (Tt·B, V+1) written by forward, read by backward */
     double *trace;          /* (max(Ts, Tt), H) one gate matrix, contiguous, for trace() */
@@ -125,20 +110,74 @@ typedef struct lstm_state {
 typedef struct lstm_model {
     struct model head; /* first: a lstm_model * is a model * */
     lstm_params w;     /* parameter values */
-    lstm_params g;     /* their gradients */
-    lstm_state s;
+    lstm_params g;     /* their gradients (same shapes) */
+    lstm_state s;      /* run-time state */
 } lstm_model;
 
-/* Binds p to the arena's values (grad = 0) or gradients (grad = 1). */
-static void bind_params(lstm_params *p, arena *a, int grad)
+/* ---- the parameter walk -------------------------------------------------------------- */
+
+/* One LSTM layer's Wx (4H, E), Wh (4H, H), b (1, 4H), called prefix.Wx, ... */
+static void visit_layer(walk *wk, lstm_weights *w, lstm_weights *g, const char *prefix,
+                        size_t E, size_t H)
 {
-    gsl_matrix *(*get)(arena *, size_t) = grad ? arena_g : arena_w;
-    p->enc_embed = get(a, P_ENC_EMBED);
-    p->enc = (lstm_weights){get(a, P_ENC_WX), get(a, P_ENC_WH), get(a, P_ENC_B)};
-    p->dec_embed = get(a, P_DEC_EMBED);
-    p->dec = (lstm_weights){get(a, P_DEC_WX), get(a, P_DEC_WH), get(a, P_DEC_B)};
-    p->out_W = get(a, P_OUT_W);
-    p->out_b = get(a, P_OUT_B);
+    walk_tensor(wk, &w->Wx, &g->Wx, prefix, "Wx", 4 * H, E);
+    walk_tensor(wk, &w->Wh, &g->Wh, prefix, "Wh", 4 * H, H);
+    walk_tensor(wk, &w->b, &g->b, prefix, "b", 1, 4 * H);
+}
+
+/* The one place where the parameters are named and shaped, in arena order (lstm_init
+ * draws in an order of its own). ctx is the lstm_model; passes 1, 2 read only its cfg. */
+static void visit_params(walk *wk, void *ctx)
+{
+    lstm_model *m = ctx;
+    const config *c = &m->head.cfg;
+    const size_t V = config_vocab(c), E = c->embed, H = c->hidden;
+    walk_tensor(wk, &m->w.enc_embed, &m->g.enc_embed, "enc", "embed", V, E);
+    visit_layer(wk, &m->w.enc, &m->g.enc, "enc", E, H);
+    walk_tensor(wk, &m->w.dec_embed, &m->g.dec_embed, "dec", "embed", V, E);
+    visit_layer(wk, &m->w.dec, &m->g.dec, "dec", E, H);
+    walk_tensor(wk, &m->w.out_W, &m->g.out_W, "out", "W", V, H);
+    walk_tensor(wk, &m->w.out_b, &m->g.out_b, "out", "b", 1, V);
+}
+
+/* ---- the state layout ---------------------------------------------------------------- */
+
+/* What layout_state lays out: the sizes, and the state whose pointers it sets (a scratch
+ * one while carve_reserve counts: a refused reservation leaves the live one as it was). */
+typedef struct lstm_plan {
+    lstm_state *s; /* receives the arrays */
+    size_t V, H;   /* V+1 tokens (config_vocab), hidden size */
+    size_t B, Ts, Tt; /* the capacity: batch, source and target lengths */
+} lstm_plan;
+
+/* The one table of the state arrays and their sizes, in block order. */
+static void layout_state(carver *c, void *ctx)
+{
+    const lstm_plan *p = ctx;
+    lstm_state *s = p->s;
+    const size_t G = 4 * p->H, Tmax = p->Ts > p->Tt ? p->Ts : p->Tt;
+    if (p->Tt == SIZE_MAX || p->Ts > SIZE_MAX - 1 - p->Tt)
+        c->overflow = 1; /* Ts + Tt + 1 does not fit: carve_reserve refuses */
+    /* rows: all steps (Ts+Tt)·B, all states (Ts+1+Tt)·B, decoder outputs Tt·B */
+    const size_t steps = carve_mul(c, p->Ts + p->Tt, p->B);
+    const size_t states = carve_mul(c, p->Ts + p->Tt + 1, p->B);
+    const size_t outs = carve_mul(c, p->Tt, p->B);
+    const size_t nP = carve_mul(c, 2 * p->V, G), nA = carve_mul(c, steps, G);
+    const size_t nH = carve_mul(c, states, p->H), nL = carve_mul(c, outs, p->V);
+    s->P = carve_vector(c, nP);
+    s->dP = carve_vector(c, nP);
+    s->Act = carve_vector(c, nA);
+    s->dPre = carve_vector(c, nA);
+    s->Hs = carve_vector(c, nH);
+    s->Cs = carve_vector(c, nH);
+    s->dHs = carve_vector(c, nH);
+    s->dCs = carve_vector(c, nH);
+    s->logits = carve_vector(c, nL);
+    s->dlogits = carve_vector(c, nL);
+    s->trace = carve_vector(c, carve_mul(c, Tmax, p->H));
+    s->ids = carve_ints(c, steps);
+    s->tgt = carve_ints(c, outs);
+    s->pred = carve_ints(c, outs);
 }
 
 /* The workspace seen at one batch's sizes: views into the front of each state array. */
@@ -154,8 +193,7 @@ typedef struct lstm_views {
 static void make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt)
 {
     const lstm_state *s = &m->s;
-    const size_t H = m->head.cfg.hidden, G = 4 * H;
-    const size_t V = config_vocab(&m->head.cfg);
+    const size_t H = m->head.cfg.hidden, G = 4 * H, V = config_vocab(&m->head.cfg);
     const size_t es = Ts * B, ds = Tt * B; /* rows of encoder, decoder steps */
     v->Pe = gsl_matrix_view_array(s->P, V, G);
     v->Pd = gsl_matrix_view_array(s->P + V * G, V, G);
@@ -182,6 +220,8 @@ static void make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, 
 
 /* ---- alloc, free, init, reserve ------------------------------------------------------ */
 
+/* The walk builds the arena (values and gradients, zeroed) and points m->w, m->g into it.
+ * NULL for a configuration check() rejects, or when memory runs out. */
 static model *lstm_alloc(const config *c)
 {
     char err[160];
@@ -192,14 +232,10 @@ static model *lstm_alloc(const config *c)
         return NULL;
     m->head.ops = &lstm_ops;
     m->head.cfg = *c;
-    arena_spec spec[P_COUNT];
-    param_table(spec, c);
-    if (arena_alloc(&m->head.params, spec, P_COUNT) != 0) {
+    if (walk_build(&m->head.params, visit_params, m) != 0) {
         free(m);
         return NULL;
     }
-    bind_params(&m->w, &m->head.params, 0);
-    bind_params(&m->g, &m->head.params, 1);
     return &m->head;
 }
 
@@ -209,8 +245,7 @@ static void lstm_free(model *mm)
     if (!m)
         return;
     arena_free(&m->head.params);
-    free(m->s.mem);
-    free(m->s.imem);
+    carve_free(&m->s.blk);
     free(m);
 }
 
@@ -244,35 +279,9 @@ static void lstm_init(model *mm, gsl_rng *r)
     lstm_init_bias(m->w.dec.b, k, c->forget_bias, r);
 }
 
-/* *out = a·b; returns -1 when that overflows size_t. */
-static int mul_size(size_t *out, size_t a, size_t b)
-{
-    if (b != 0 && a > SIZE_MAX / b)
-        return -1;
-    *out = a * b;
-    return 0;
-}
-
-/* Lays arrays out one after another in one calloc'ed block of doubles: *at[k] gets n[k]
- * of them. Returns the block, or NULL when the total overflows or memory runs out. */
-static double *carve(double **const at[], const size_t n[], size_t count)
-{
-    size_t total = 0;
-    for (size_t k = 0; k < count; k++) {
-        if (n[k] > SIZE_MAX / sizeof(double) - total)
-            return NULL;
-        total += n[k];
-    }
-    double *block = calloc(total, sizeof(double)), *p = block;
-    if (!block)
-        return NULL;
-    for (size_t k = 0; k < count; k++) {
-        *at[k] = p;
-        p += n[k];
-    }
-    return block;
-}
-
+/* Grows the state to the largest of each size asked so far (it never shrinks). The new
+ * blocks replace the old only once both exist: on failure (a size that overflows, no
+ * memory) the old reservation, and the last forward in it, stay usable. */
 static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 {
     lstm_model *m = (lstm_model *)mm;
@@ -281,48 +290,18 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
         return -1;
     if (B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
         return 0;
-    /* grow to the largest of each size asked so far: a reservation never shrinks */
-    B = B > s->cap_B ? B : s->cap_B;
-    Ts = Ts > s->cap_Ts ? Ts : s->cap_Ts;
-    Tt = Tt > s->cap_Tt ? Tt : s->cap_Tt;
-
-    /* rows: all steps (Ts+Tt)·B, all states (Ts+1+Tt)·B, decoder outputs Tt·B */
-    const size_t H = mm->cfg.hidden, V = config_vocab(&mm->cfg);
-    const size_t Tmax = Ts > Tt ? Ts : Tt;
-    size_t steps, states, outs, nP, nA, nH, nL, nT;
-    if (Ts > SIZE_MAX - 1 - Tt || mul_size(&steps, Ts + Tt, B) ||
-        mul_size(&states, Ts + Tt + 1, B) || mul_size(&outs, Tt, B) ||
-        mul_size(&nP, 2 * V, 4 * H) || mul_size(&nA, steps, 4 * H) ||
-        mul_size(&nH, states, H) ||
-        mul_size(&nL, outs, V) || mul_size(&nT, Tmax, H))
+    lstm_state counted = {0}; /* what the counting pass writes: only NULLs */
+    lstm_plan p = {&counted, config_vocab(&mm->cfg), mm->cfg.hidden,
+                   B > s->cap_B ? B : s->cap_B, Ts > s->cap_Ts ? Ts : s->cap_Ts,
+                   Tt > s->cap_Tt ? Tt : s->cap_Tt};
+    if (carve_reserve(&s->blk, layout_state, &p) != 0)
         return -1;
-
-    /* The one table of the state arrays and their sizes; filled into a new state that
-     * replaces the old one only once both blocks exist, so a failure leaves the old
-     * reservation usable. */
-    lstm_state n = {0};
-    double **const arrays[] = {&n.P,   &n.dP,  &n.Act,    &n.dPre,    &n.Hs,   &n.Cs,
-                               &n.dHs, &n.dCs, &n.logits, &n.dlogits, &n.trace};
-    const size_t sizes[] = {nP, nP, nA, nA, nH, nH, nH, nH, nL, nL, nT};
-    n.mem = carve(arrays, sizes, sizeof sizes / sizeof sizes[0]);
-    /* tokens: ids (Ts+Tt)·B, then tgt and pred Tt·B each; outs <= steps, so 3·steps
-     * bounds the total */
-    if (steps <= SIZE_MAX / sizeof(int) / 3)
-        n.imem = calloc(steps + 2 * outs, sizeof(int));
-    if (!n.mem || !n.imem) {
-        free(n.mem);
-        free(n.imem);
-        return -1;
-    }
-    n.ids = n.imem;
-    n.tgt = n.ids + steps;
-    n.pred = n.tgt + outs;
-    free(s->mem);
-    free(s->imem);
-    *s = n;
-    s->cap_B = B;
-    s->cap_Ts = Ts;
-    s->cap_Tt = Tt;
+    p.s = s; /* the new blocks exist: take the views */
+    carver c = carve_start(&s->blk);
+    layout_state(&c, &p);
+    s->cap_B = p.B;
+    s->cap_Ts = p.Ts;
+    s->cap_Tt = p.Tt;
     s->B = 0; /* the arrays are new: there is no forward to differentiate */
     return 0;
 }
@@ -336,60 +315,74 @@ static int fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
            Tt <= s->cap_Tt;
 }
 
-/* The encoder: reads src (B, Ts) and runs the LSTM from h_0 = c_0 = 0, leaving its final
- * state in block Ts of Hs, Cs, where the decoder starts. With keep, Ae holds the gates of
- * every step after (for backward and trace); without, its first block is rewritten by
- * every step. Returns -1 on a bad token. */
-static int encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts, int keep)
+/* Are all n tokens of x in [0, V)? Checked before a call writes anything: a token
+ * outside would index past an embedding table, its projection table or the logits. */
+static int tokens_ok(const int *x, size_t n, size_t V)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] < 0 || (size_t)x[i] >= V)
+            return 0;
+    return 1;
+}
+
+/* The encoder: reads src (B, Ts), its tokens already checked, and runs the LSTM from
+ * h_0 = c_0 = 0, leaving its final state in block Ts of Hs, Cs, where the decoder starts.
+ * With keep, Ae holds the gates of every step after (for backward and trace); without,
+ * its first block is rewritten by every step. */
+static void encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts,
+                   int keep)
 {
     const size_t H = m->head.cfg.hidden;
-    if (op_tokens_time_major(m->s.ids, src, B, Ts, config_vocab(&m->head.cfg)) != 0)
-        return -1;
+    (void)op_tokens_time_major(m->s.ids, src, B, Ts, config_vocab(&m->head.cfg));
     /* the input part of row i of every step is Pe row ids[i], Pe = enc.embed·Wxᵀ + b */
     lstm_table_forward(&v->Pe.matrix, m->w.enc_embed, &m->w.enc);
     memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
     memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
     gsl_matrix_view act = keep ? v->Ae : lstm_block(&v->Ae.matrix, 0, B);
-    lstm_recur_forward_table(&v->He.matrix, &v->Ce.matrix, &act.matrix, m->w.enc.Wh,
-                             &v->Pe.matrix, m->s.ids, Ts);
-    return 0;
+    lstm_recur_forward_table(&v->He.matrix, &v->Ce.matrix, &act.matrix, &v->Pe.matrix,
+                             m->s.ids, m->w.enc.Wh, Ts);
 }
 
-/* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b */
+/* logits (N,V+1) = Hout (N,H) · out.Wᵀ (H,V+1), then + out.b (why: lstm_input_forward) */
 static void output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w)
 {
     gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Hout, w->out_W, 0.0, logits);
     op_add_bias(logits, w->out_b);
 }
 
-
 /* ---- forward and backward ----------------------------------------------------------- */
 
-/* Reports through GSL's error handler, and returns NaN, when the batch does not fit the
- * reservation or holds a token outside the vocabulary. */
+/* Refuses (GSL error, NaN), before writing anything, a batch that does not fit the
+ * reservation or holds a token outside the vocabulary: then backward has nothing. */
 static double lstm_forward(model *mm, const batch *b, int *pred)
 {
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
-    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt;
+    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, V = config_vocab(&mm->cfg);
+    s->B = 0; /* until this forward is complete there is nothing to differentiate */
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VAL("lstm forward: batch sizes outside the reservation", GSL_EBADLEN, NAN);
+    if (!tokens_ok(b->src, B * Ts, V))
+        GSL_ERROR_VAL("lstm forward: source token outside the vocabulary", GSL_EDOM, NAN);
+    if (!tokens_ok(b->dec_in, B * Tt, V))
+        GSL_ERROR_VAL("lstm forward: decoder input token outside the vocabulary", GSL_EDOM,
+                      NAN);
+    if (!tokens_ok(b->tgt, B * Tt, V))
+        GSL_ERROR_VAL("lstm forward: target token outside the vocabulary", GSL_EDOM, NAN);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
-    s->B = 0; /* until this forward is complete there is nothing to differentiate */
 
-    /* the decoder's tokens to time-major (each checked), then the encoder */
+    /* the decoder's tokens to time-major (checked above), then the encoder */
     int *dec_ids = s->ids + Ts * B;
-    if (op_tokens_time_major(dec_ids, b->dec_in, B, Tt, config_vocab(&mm->cfg)) != 0 ||
-        op_tokens_time_major(s->tgt, b->tgt, B, Tt, config_vocab(&mm->cfg)) != 0 ||
-        encode(m, &v, b->src, B, Ts, 1) != 0)
-        GSL_ERROR_VAL("lstm forward: token outside the vocabulary", GSL_EDOM, NAN);
+    (void)op_tokens_time_major(dec_ids, b->dec_in, B, Tt, V);
+    (void)op_tokens_time_major(s->tgt, b->tgt, B, Tt, V);
+    encode(m, &v, b->src, B, Ts, 1);
 
     /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, each
      * step's input part a row of its own table */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
-    lstm_recur_forward_table(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh,
-                             &v.Pd.matrix, dec_ids, Tt);
+    lstm_recur_forward_table(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Pd.matrix,
+                             dec_ids, m->w.dec.Wh, Tt);
 
     /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
     output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
@@ -406,15 +399,16 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
     return loss;
 }
 
-/* Reports through GSL's error handler, and does nothing, unless the last call was a
- * forward of a batch of these sizes. */
+/* Refuses (GSL error, -1), writing no gradient, unless the last call was a forward that
+ * completed on a batch of these sizes. */
 static int lstm_backward(model *mm, const batch *b)
 {
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden;
     if (s->B == 0 || B != s->B || Ts != s->Ts || Tt != s->Tt)
-        GSL_ERROR_VAL("lstm backward: no forward of this batch to differentiate", GSL_EINVAL, -1);
+        GSL_ERROR_VAL("lstm backward: no forward of this batch to differentiate", GSL_EINVAL,
+                      -1);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
 
@@ -454,25 +448,28 @@ static int lstm_backward(model *mm, const batch *b)
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
 
-/* Greedy decoding, shared by decode() and trace(). With keep, every step's gates stay in
- * its block of Act, as forward leaves them, for trace() to read; without, each layer
- * rewrites one block, which stays in cache. Reports through GSL's error handler and
- * returns -1 when the sizes do not fit the reservation or src holds a token outside the
- * vocabulary; else 0. */
+/* Greedy decoding, shared by decode() and trace() (keep says which). With keep, every
+ * step's gates stay in its block of Act, as forward leaves them, for trace() to read;
+ * without, each layer rewrites one block, which stays in cache. Refuses (GSL error, -1),
+ * before writing anything, sizes that do not fit the reservation and a source token
+ * outside the vocabulary; else 0. */
 static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt, int keep,
                   int *out)
 {
     lstm_state *s = &m->s;
     const config *cfg = &m->head.cfg;
-    if (!fits(s, B, Ts, Tt))
-        GSL_ERROR_VAL("lstm decode: sizes outside the reservation", GSL_EBADLEN, -1);
     const size_t V = config_vocab(cfg);
+    s->B = 0; /* the arrays will hold a decode: nothing for backward */
+    if (!fits(s, B, Ts, Tt))
+        GSL_ERROR_VAL(keep ? "lstm trace: sizes outside the reservation"
+                           : "lstm decode: sizes outside the reservation", GSL_EBADLEN, -1);
+    if (!tokens_ok(src, B * Ts, V))
+        GSL_ERROR_VAL(keep ? "lstm trace: source token outside the vocabulary"
+                           : "lstm decode: source token outside the vocabulary",
+                      GSL_EDOM, -1);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
-    s->B = 0; /* the arrays now hold a decode: nothing for backward */
-
-    if (encode(m, &v, src, B, Ts, keep) != 0)
-        GSL_ERROR_VAL("lstm decode: token outside the vocabulary", GSL_EDOM, -1);
+    encode(m, &v, src, B, Ts, keep);
 
     /* The decoder cannot know its inputs up front: input t+1 is the argmax of step t.
      * Its table is ready, though: each step reads B rows of it. The states and the
@@ -490,7 +487,7 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
         gsl_matrix_view z = lstm_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
 
         lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
-                                m->w.dec.Wh, &v.Pd.matrix, y + (t - 1) * B);
+                                &v.Pd.matrix, y + (t - 1) * B, m->w.dec.Wh);
         output_forward(&z.matrix, &h.matrix, &m->w);
         for (size_t i = 0; i < B; i++) {
             int tok = op_argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);
@@ -502,13 +499,16 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     return 0;
 }
 
+/* Returns greedy's status: 0, or -1 after a GSL error (the error contract). */
 static int lstm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
     return greedy((lstm_model *)mm, src, B, Ts, Tt, 0, out);
 }
 
-/* ---- trace ---------------------------------------------------------------------------- */
+/* ---- trace -------------------------------------------------------------------------- */
 
+/* Decodes src (1, Ts) and sends the gates i, f, o and the cells of every step (lstm.h
+ * names them). Returns 0, or -1 when greedy refused the call or the sink said stop. */
 static int lstm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
                       trace_sink sink, void *ctx)
 {
@@ -550,7 +550,7 @@ static int lstm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
     return 0;
 }
 
-/* ---- cost ------------------------------------------------------------------------------ */
+/* ---- cost and size ------------------------------------------------------------------ */
 
 /* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored):
  * forward, each of the Ts + Tt steps: x·Wxᵀ (2·4H·E) and h·Whᵀ (2·4H·H); each of the Tt
@@ -565,15 +565,12 @@ static double lstm_flops(const config *c, size_t Ts, size_t Tt)
     return 3.0 * fwd;
 }
 
-/* The size of the arena c implies, from the one size table. */
+/* The size of the arena c implies, from the same walk that builds it, run on a model
+ * skeleton on the stack (only its cfg is read; nothing is allocated). */
 static size_t lstm_n_params(const config *c)
 {
-    arena_spec spec[P_COUNT];
-    size_t n = 0;
-    param_table(spec, c);
-    for (size_t k = 0; k < P_COUNT; k++)
-        n += spec[k].rows * spec[k].cols;
-    return n;
+    lstm_model skeleton = {.head.cfg = *c};
+    return walk_count(visit_params, &skeleton);
 }
 
 /* Small sizes, all different: E = 5, H = 6 (4H = 24). */

@@ -164,7 +164,7 @@ START_TEST(test_cell_table_same_bits)
         gsl_matrix_set_row(a1, b, &row.vector);
     }
     lstm_cell_forward(h1, c1, a1, h0, c0, Wh);
-    lstm_cell_forward_table(h2, c2, a2, h0, c0, Wh, P, ids); /* a2 holds noise on entry */
+    lstm_cell_forward_table(h2, c2, a2, h0, c0, P, ids, Wh); /* a2 holds noise on entry */
     const gsl_matrix *got[3] = {a2, h2, c2}, *want[3] = {a1, h1, c1};
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < got[k]->size1; i++)
@@ -375,7 +375,7 @@ START_TEST(test_table_matches_layer)
     gsl_matrix_memcpy(&h0t.matrix, &h0.matrix);
     gsl_matrix_memcpy(&c0t.matrix, &c0.matrix);
     lstm_table_forward(P, embed, &k.w);
-    lstm_recur_forward_table(Hs, Cs, Act, k.w.Wh, P, ids, NT);
+    lstm_recur_forward_table(Hs, Cs, Act, P, ids, k.w.Wh, NT);
     gsl_matrix_view dh = gsl_matrix_submatrix(dHs, NB, 0, NT * NB, NH);
     gsl_matrix_view dcT = lstm_block(dCs, NT, NB);
     gsl_matrix_memcpy(&dh.matrix, k.R);
@@ -633,6 +633,66 @@ static int record_trace(void *ctx, const char *name, const gsl_matrix *m, const 
     return log->n == log->stop_after ? -1 : 0;
 }
 
+/* A reservation that cannot be made returns -1 and changes nothing. Each of these sizes
+ * overflows size_t while the state is counted, before anything is allocated: B·(Ts+Tt),
+ * Ts+Tt+1 itself, Tt = SIZE_MAX, and (Ts+Tt)·B·4H. After the refusals the model still
+ * serves the sizes it had, differentiates the forward it ran before them, computes the
+ * same bits as a twin that never saw them, and grows when asked for sizes that fit. */
+START_TEST(test_reserve_failure)
+{
+    config c = small_config();
+    model *m = new_model(&c, 46), *twin = new_model(&c, 46);
+    gsl_rng *r = tu_rng(47);
+    batch b, big;
+    random_batch(&b, NB, NT, NT + 1, r);
+    random_batch(&big, 5, 7, 6, r);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT + 1), 0);
+    ck_assert_int_eq(lstm_ops.reserve(twin, NB, NT, NT + 1), 0);
+    arena_zero_grad(&m->params);
+    arena_zero_grad(&twin->params);
+    const double l1 = lstm_ops.forward(m, &b, NULL), l2 = lstm_ops.forward(twin, &b, NULL);
+    ck_assert(l1 == l2 && !isnan(l1));
+
+    const size_t absurd[][3] = {{SIZE_MAX / 2, 1, 1}, {1, SIZE_MAX - 1, 1},
+                                {1, 1, SIZE_MAX}, {1, SIZE_MAX / 8, 1}};
+    for (size_t k = 0; k < sizeof absurd / sizeof absurd[0]; k++)
+        ck_assert_msg(lstm_ops.reserve(m, absurd[k][0], absurd[k][1], absurd[k][2]) == -1,
+                      "reserve(%zu, %zu, %zu) was not refused", absurd[k][0], absurd[k][1],
+                      absurd[k][2]);
+
+    /* the forward before the refusals is still there to differentiate */
+    ck_assert_int_eq(lstm_ops.backward(m, &b), 0);
+    ck_assert_int_eq(lstm_ops.backward(twin, &b), 0);
+    ck_assert_mem_eq(m->params.grad, twin->params.grad, m->params.size * sizeof(double));
+
+    /* and the old sizes still serve: forward, decode, trace give the twin's bits */
+    int p1[NB * (NT + 1)], p2[NB * (NT + 1)], o1[NB * (NT + 1)], o2[NB * (NT + 1)];
+    ck_assert(lstm_ops.forward(m, &b, p1) == lstm_ops.forward(twin, &b, p2));
+    ck_assert_mem_eq(p1, p2, sizeof p1);
+    ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT + 1, o1), 0);
+    ck_assert_int_eq(lstm_ops.decode(twin, b.src, NB, NT, NT + 1, o2), 0);
+    ck_assert_mem_eq(o1, o2, sizeof o1);
+    trace_log log = {0};
+    ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT + 1, o1, record_trace, &log), 0);
+    ck_assert_uint_eq(log.n, 8);
+
+    /* the capacity is the old one: a larger batch is refused by forward, not read past */
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    ck_assert(isnan(lstm_ops.forward(m, &big, NULL)));
+    gsl_set_error_handler(old);
+
+    /* and the reservation grows when the sizes fit */
+    ck_assert_int_eq(lstm_ops.reserve(m, 5, 7, 6), 0);
+    ck_assert(!isnan(lstm_ops.forward(m, &big, NULL)));
+    ck_assert_int_eq(lstm_ops.backward(m, &big), 0);
+    batch_free(&b);
+    batch_free(&big);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+    lstm_ops.free(twin);
+}
+END_TEST
+
 /* The layer weights of one side of the model, looked up by name. */
 static lstm_weights layer_of(model *m, const char *side)
 {
@@ -730,6 +790,7 @@ START_TEST(test_canonical_size_and_flops)
     /* per LSTM: 11·32 (embed) + 512·32 (Wx) + 512·128 (Wh) + 512 (b) = 82784;
      * two of them, then 11·128 + 11 for the output: 166987 */
     ck_assert_uint_eq(m->params.size, 166987);
+    ck_assert_uint_eq(lstm_ops.n_params(&c), 166987); /* the same walk, nothing allocated */
     const char *names[] = {"enc.embed", "enc.Wx", "enc.Wh", "enc.b", "dec.embed",
                            "dec.Wx", "dec.Wh", "dec.b", "out.W", "out.b"};
     ck_assert_uint_eq(m->params.n_tensors, 10);
@@ -789,9 +850,11 @@ END_TEST
 /* ---- error paths ------------------------------------------------------------------------ */
 
 static int gsl_errors;
+static char last_reason[160];
 static void count_error(const char *reason, const char *file, int line, int gsl_errno)
 {
-    (void)reason, (void)file, (void)line, (void)gsl_errno;
+    (void)file, (void)line, (void)gsl_errno;
+    snprintf(last_reason, sizeof last_reason, "%s", reason);
     gsl_errors++;
 }
 
@@ -828,40 +891,47 @@ START_TEST(test_errors)
     gsl_errors = 0;
     ck_assert(isnan(lstm_ops.forward(m, &longer, NULL))); /* Tt beyond the reservation */
     ck_assert_int_eq(gsl_errors, 1);
-    lstm_ops.backward(m, &b); /* no forward yet */
+    ck_assert_int_eq(lstm_ops.backward(m, &b), -1); /* no forward yet */
     ck_assert_int_eq(gsl_errors, 2);
-    lstm_ops.forward(m, &b, NULL);
+    ck_assert(!isnan(lstm_ops.forward(m, &b, NULL)));
     longer.Tt = NT - 1;
-    lstm_ops.backward(m, &longer); /* not the batch of the last forward */
+    ck_assert_int_eq(lstm_ops.backward(m, &longer), -1); /* not the batch of the last forward */
     ck_assert_int_eq(gsl_errors, 3);
     int out[NB * (NT + 1)] = {0};
-    lstm_ops.decode(m, b.src, NB, NT, NT + 1, out);
+    ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT + 1, out), -1);
     ck_assert_int_eq(gsl_errors, 4);
-    lstm_ops.decode(m, b.src, NB, NT, NT, out);
-    lstm_ops.backward(m, &b); /* decode replaced the forward's activations */
+    ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT, out), 0);
+    ck_assert_int_eq(lstm_ops.backward(m, &b), -1); /* decode replaced the activations */
     ck_assert_int_eq(gsl_errors, 5);
     ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT + 1, out, record_trace, NULL), -1);
     ck_assert_int_eq(gsl_errors, 6);
+    ck_assert_ptr_nonnull(strstr(last_reason, "lstm trace"));
 
-    /* a token outside [0, V+1) would index outside an embedding table */
+    /* a token outside [0, V+1) would index outside an embedding table; each is refused
+     * after a forward that completed, and the message names where it was */
     int *where[] = {&b.src[NB * NT - 1], &b.dec_in[1], &b.tgt[0]};
+    const char *what[] = {"source", "decoder input", "target"};
     for (size_t k = 0; k < 3; k++) {
         const int saved = *where[k];
+        ck_assert(!isnan(lstm_ops.forward(m, &b, NULL)));
         *where[k] = NV + 1;
         ck_assert(isnan(lstm_ops.forward(m, &b, NULL)));
-        ck_assert_int_eq(gsl_errors, 7 + 2 * (int)k);
+        ck_assert_int_eq(gsl_errors, 7 + 3 * (int)k);
+        ck_assert_msg(strstr(last_reason, what[k]), "'%s' does not say %s", last_reason,
+                      what[k]);
         *where[k] = -1;
         ck_assert(isnan(lstm_ops.forward(m, &b, NULL)));
-        ck_assert_int_eq(gsl_errors, 8 + 2 * (int)k);
+        ck_assert_int_eq(gsl_errors, 8 + 3 * (int)k);
         *where[k] = saved;
+        /* the refused forwards left nothing to differentiate */
+        ck_assert_int_eq(lstm_ops.backward(m, &b), -1);
+        ck_assert_int_eq(gsl_errors, 9 + 3 * (int)k);
     }
-    lstm_ops.backward(m, &b); /* the failed forwards left nothing to differentiate */
-    ck_assert_int_eq(gsl_errors, 13);
     b.src[0] = NV + 1;
-    lstm_ops.decode(m, b.src, NB, NT, NT, out);
-    ck_assert_int_eq(gsl_errors, 14);
+    ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT, out), -1);
+    ck_assert_int_eq(gsl_errors, 16);
     ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT, out, record_trace, NULL), -1);
-    ck_assert_int_eq(gsl_errors, 15);
+    ck_assert_int_eq(gsl_errors, 17);
 
     gsl_set_error_handler(old);
     batch_free(&b);
@@ -893,6 +963,7 @@ Suite *make_lstm_suite(void)
     tcase_add_test(mdl, test_decode_matches_forward);
     tcase_add_test(mdl, test_source_reaches_decoder);
     tcase_add_test(mdl, test_reserve_independent);
+    tcase_add_test(mdl, test_reserve_failure);
     tcase_add_test(mdl, test_trace);
     tcase_add_test(mdl, test_canonical_size_and_flops);
     tcase_add_test(mdl, test_init);
