@@ -9,7 +9,7 @@ double *carve_vector(carver *c, size_t n)
 {
     /* the count stays below SIZE_MAX / sizeof(double), so that allocating it cannot
      * overflow either */
-    if (c->overflow || c->used > SIZE_MAX / sizeof(double) - n) {
+    if (c->overflow || n > SIZE_MAX / sizeof(double) - c->used) {
         c->overflow = 1;
         return NULL;
     }
@@ -20,7 +20,7 @@ double *carve_vector(carver *c, size_t n)
 
 int *carve_ints(carver *c, size_t n)
 {
-    if (c->overflow || c->iused > SIZE_MAX / sizeof(int) - n) {
+    if (c->overflow || n > SIZE_MAX / sizeof(int) - c->iused) {
         c->overflow = 1;
         return NULL;
     }

@@ -315,16 +315,6 @@ static int fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
            Tt <= s->cap_Tt;
 }
 
-/* Are all n tokens of x in [0, V)? Checked before a call writes anything: a token
- * outside would index past an embedding table, its projection table or the logits. */
-static int tokens_ok(const int *x, size_t n, size_t V)
-{
-    for (size_t i = 0; i < n; i++)
-        if (x[i] < 0 || (size_t)x[i] >= V)
-            return 0;
-    return 1;
-}
-
 /* The encoder: reads src (B, Ts), its tokens already checked, and runs the LSTM from
  * h_0 = c_0 = 0, leaving its final state in block Ts of Hs, Cs, where the decoder starts.
  * With keep, Ae holds the gates of every step after (for backward and trace); without,
@@ -362,12 +352,12 @@ static double lstm_forward(model *mm, const batch *b, int *pred)
     s->B = 0; /* until this forward is complete there is nothing to differentiate */
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VAL("lstm forward: batch sizes outside the reservation", GSL_EBADLEN, NAN);
-    if (!tokens_ok(b->src, B * Ts, V))
+    if (op_tokens_check(b->src, B * Ts, V) != 0)
         GSL_ERROR_VAL("lstm forward: source token outside the vocabulary", GSL_EDOM, NAN);
-    if (!tokens_ok(b->dec_in, B * Tt, V))
+    if (op_tokens_check(b->dec_in, B * Tt, V) != 0)
         GSL_ERROR_VAL("lstm forward: decoder input token outside the vocabulary", GSL_EDOM,
                       NAN);
-    if (!tokens_ok(b->tgt, B * Tt, V))
+    if (op_tokens_check(b->tgt, B * Tt, V) != 0)
         GSL_ERROR_VAL("lstm forward: target token outside the vocabulary", GSL_EDOM, NAN);
     lstm_views v;
     make_views(&v, m, B, Ts, Tt);
@@ -463,7 +453,7 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VAL(keep ? "lstm trace: sizes outside the reservation"
                            : "lstm decode: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (!tokens_ok(src, B * Ts, V))
+    if (op_tokens_check(src, B * Ts, V) != 0)
         GSL_ERROR_VAL(keep ? "lstm trace: source token outside the vocabulary"
                            : "lstm decode: source token outside the vocabulary",
                       GSL_EDOM, -1);
