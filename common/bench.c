@@ -139,7 +139,11 @@ static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
     out->gflops = out->flops_step * out->train_seq_s / (double)B * 1e-9;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    out->peak_mib = (double)ru.ru_maxrss / 1024.0; /* Linux reports KiB */
+#if defined(__APPLE__)
+    out->peak_mib = (double)ru.ru_maxrss / (1024.0 * 1024.0); /* macOS reports bytes */
+#else
+    out->peak_mib = (double)ru.ru_maxrss / 1024.0; /* Linux and the BSDs report KiB */
+#endif
     return 0;
 refused:
     snprintf(err, n, "%s", model_last_error());

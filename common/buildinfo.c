@@ -116,13 +116,14 @@ static int resolve(const char *candidate, char *out, size_t n)
 
 int buildinfo_self_path(char *out, size_t n)
 {
-    char buf[PATH_MAX];
 #if defined(__APPLE__)
+    char buf[PATH_MAX];
     uint32_t size = sizeof buf;
     if (_NSGetExecutablePath(buf, &size) == 0 && resolve(buf, out, n) == 0)
         return 0;
 #elif defined(__linux__)
     /* Linux only; everything below works without /proc too */
+    char buf[PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (k > 0) {
         buf[k] = '\0';
@@ -130,7 +131,12 @@ int buildinfo_self_path(char *out, size_t n)
             return 0;
     }
 #endif
-    const char *a0 = saved_argv0;
+    return buildinfo_path_from_argv0(saved_argv0, out, n);
+}
+
+int buildinfo_path_from_argv0(const char *a0, char *out, size_t n)
+{
+    char buf[PATH_MAX];
     if (!a0 || !*a0)
         return -1;
     if (strchr(a0, '/')) /* a path, absolute or relative to the working directory */

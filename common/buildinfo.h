@@ -39,5 +39,8 @@ void buildinfo_set_argv0(const char *argv0);
  * (a name with a '/' against the working directory, a bare name searched in PATH), each
  * resolved with realpath. Returns 0, or -1 when no way gives an existing file that fits. */
 int buildinfo_self_path(char *out, size_t n);
+/* The fallback of buildinfo_self_path on its own (for systems without either, and for
+ * tests): argv0 made absolute into out. Returns 0, or -1. */
+int buildinfo_path_from_argv0(const char *argv0, char *out, size_t n);
 
 #endif

@@ -267,6 +267,8 @@ static int cmd_version(void)
     printf("compiler: %s\n", buildinfo_compiler());
     printf("flags:    %s\n", buildinfo_cflags());
     printf("BLAS:     %s%s%s%s\n", blas, path[0] ? " (" : "", path, path[0] ? ")" : "");
+    /* results agree to the bit only on the same kernel (docs/reliability.md) */
+    printf("kernel:   %s\n", buildinfo_blas_core());
     return 0;
 }
 
@@ -280,6 +282,8 @@ int cli_check_train_args(int argc, char **argv)
 
 int cli_main(int argc, char **argv)
 {
+    /* how compare finds this program again where there is no /proc */
+    buildinfo_set_argv0(argc > 0 ? argv[0] : NULL);
     /* one BLAS thread unless --threads says otherwise: runs side by side beat threads */
     buildinfo_set_threads(1);
     /* a model's report of bad input becomes a runtime error, never an abort */

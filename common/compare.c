@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buildinfo.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
 #include "compare.h"
@@ -172,10 +173,10 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
         return ARGS_EXIT_USAGE;
     p->out = args_get(&a, ARGS_OUT) ? args_get(&a, ARGS_OUT) : "results/compare";
     *print_jobs = args_get(&a, ARGS_PRINT_JOBS) != NULL;
-    ssize_t el = readlink("/proc/self/exe", p->exe, sizeof p->exe - 1);
-    if (el <= 0)
-        return args_run_error("cannot find the program's own path (/proc/self/exe)");
-    p->exe[el] = '\0';
+    /* each job runs this same program: found without /proc where there is none */
+    if (buildinfo_self_path(p->exe, sizeof p->exe) != 0)
+        return args_run_error("cannot find the program's own path (from the system or from "
+                              "argv[0]); run it by its path, e.g. build/attnlab compare ...");
     return 0;
 }
 

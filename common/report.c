@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "afile.h"
+#include "buildinfo.h"
 #include "tsv.h"
 
 /* ---- matrices ------------------------------------------------------------------------ */
@@ -155,10 +156,8 @@ const char *report_plots_dir(void)
     }
     /* next to the program: build/attnlab, build/san/attnlab, PREFIX/bin/attnlab */
     char exe[AFILE_PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0)
+    if (buildinfo_self_path(exe, sizeof exe) != 0)
         return NULL;
-    exe[k] = '\0';
     char *slash = strrchr(exe, '/');
     if (!slash)
         return NULL;

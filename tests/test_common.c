@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../common/afile.h"
+#include "../common/buildinfo.h"
 #include "../common/config.h"
 #include "../common/optim.h"
 #include "../common/rng.h"
@@ -536,6 +537,42 @@ START_TEST(afile_replaces_whole_or_not_at_all)
 }
 END_TEST
 
+/* The program finds itself without /proc: from argv[0] as a path (relative to the
+ * working directory) or as a bare name searched along PATH, made absolute by realpath. */
+START_TEST(test_self_path_from_argv0)
+{
+    const char *prog = getenv("ATTNLAB");
+    ck_assert_msg(prog && *prog, "ATTNLAB is not set");
+    char want[4096], got[4096];
+    ck_assert_ptr_nonnull(realpath(prog, want));
+    ck_assert_int_eq(buildinfo_path_from_argv0(prog, got, sizeof got), 0);
+    ck_assert_str_eq(got, want);
+    /* a bare name: found in the PATH entry that holds it, not in the others */
+    char dir[4096], path[8192];
+    snprintf(dir, sizeof dir, "%s", want);
+    *strrchr(dir, '/') = '\0';
+    const char *base = strrchr(want, '/') + 1;
+    const char *old = getenv("PATH");
+    char *saved = old ? strdup(old) : NULL;
+    snprintf(path, sizeof path, "/nonexistent-dir::%s", dir);
+    setenv("PATH", path, 1);
+    ck_assert_int_eq(buildinfo_path_from_argv0(base, got, sizeof got), 0);
+    ck_assert_str_eq(got, want);
+    setenv("PATH", "/nonexistent-dir", 1);
+    ck_assert_int_eq(buildinfo_path_from_argv0(base, got, sizeof got), -1);
+    if (saved)
+        setenv("PATH", saved, 1);
+    free(saved);
+    /* nothing that does not exist, nothing that does not fit */
+    ck_assert_int_eq(buildinfo_path_from_argv0("./no/such/program", got, sizeof got), -1);
+    ck_assert_int_eq(buildinfo_path_from_argv0(prog, got, 4), -1);
+    ck_assert_int_eq(buildinfo_path_from_argv0("", got, sizeof got), -1);
+    /* and the whole lookup agrees with the fallback on this system */
+    buildinfo_set_argv0(prog);
+    ck_assert_int_eq(buildinfo_self_path(got, sizeof got), 0);
+}
+END_TEST
+
 Suite *make_common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -563,6 +600,9 @@ Suite *make_common_suite(void)
     tcase_add_test(tc, adam_first_step_is_lr_times_sign);
     tcase_add_test(tc, clipping_keeps_direction);
     tcase_add_test(tc, warmup_ramps_linearly);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("buildinfo");
+    tcase_add_test(tc, test_self_path_from_argv0);
     suite_add_tcase(s, tc);
     tc = tcase_create("config");
     tcase_add_loop_test(tc, config_set_table, 0, (int)(sizeof set_cases / sizeof set_cases[0]));
