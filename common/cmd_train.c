@@ -46,6 +46,7 @@ void cmd_train_help(void)
         "  config.tsv           every setting of the run (the same keys as the flags)\n"
         "  build.tsv            version, compiler, flags, BLAS in use, parameter count, time\n"
         "  train_log.tsv        step seconds lr loss token_acc seq_acc grad_norm seq_per_s\n"
+        "                       val_loss val_token_acc val_seq_acc val_seq_acc_max\n"
         "  model.ckpt           the trained weights (docs/checkpoint-format.md)\n"
         "  eval.tsv             greedy-decoding accuracy per length (see attnlab eval)\n"
         "  eval_positions.tsv   accuracy per output position at each length\n"
@@ -318,30 +319,54 @@ static int restore_state(const ckpt_train_state *st, rng_streams *r, optim *o)
 }
 
 /* Copies the lines of the log at path whose step is at most `step` into log and returns
- * the seconds column of the last one (0 when none). */
-static double restore_log(const char *path, size_t step, FILE *log)
+ * the seconds column of the last one (0 when none). Each line's validation is fed to the
+ * stopping rule again, so best (its weights excepted: best.ckpt holds them) is what the
+ * run had at that step. */
+static double restore_log(const char *path, size_t step, FILE *log, train_best *best,
+                          const config *c)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
     double seconds = 0;
     int first = 1;
+    double *w = best->w;
+    best->w = NULL; /* the replay decides which step is best, not its weights */
     while (f && getline(&line, &cap, f) > 0) {
         if (first) { /* the header: already written */
             first = 0;
             continue;
         }
         unsigned long long s;
-        double sec;
+        double sec, skip, vloss, vtok;
         if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
             break;
         fputs(line, log);
         seconds = sec;
+        if (sscanf(line, "%llu\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf", &s, &sec, &skip,
+                   &skip, &skip, &skip, &skip, &skip, &vloss, &vtok) == 10)
+            train_val_update(best, c, (size_t)s, sec, vtok, vloss, NULL, 0);
     }
+    best->w = w;
     free(line);
     if (f)
         fclose(f);
     return seconds;
+}
+
+/* Puts the weights of best.ckpt in dir into w (n doubles) when that file holds a model of
+ * this size; else leaves w as it is. */
+static void restore_best(const char *dir, double *w, size_t n)
+{
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    afile_join(path, sizeof path, dir, "best.ckpt");
+    if (access(path, F_OK) != 0)
+        return;
+    model *b = ckpt_load(path, NULL, err, sizeof err);
+    if (b && b->params.size == n)
+        memcpy(w, b->params.data, n * sizeof *w);
+    if (b)
+        b->ops->free(b);
 }
 
 /* ---- the files of a run --------------------------------------------------------------------- */
@@ -367,6 +392,7 @@ static int write_config(FILE *f, const void *c) { return config_write_tsv(c, f);
 typedef struct run_facts {
     const model *m;
     const train_summary *ts;
+    const train_best *best;
 } run_facts;
 
 static int write_build(FILE *f, const void *ctx)
@@ -378,6 +404,16 @@ static int write_build(FILE *f, const void *ctx)
     if (rf->ts) {
         fprintf(f, "train_steps\t%zu\n", rf->ts->steps);
         fprintf(f, "train_seconds\t%.3f\n", rf->ts->seconds);
+        /* converged: the stopping rule ended the run; budget: it ran every step */
+        fprintf(f, "stopped\t%s\n", rf->ts->converged ? "converged" : "budget");
+    }
+    if (rf->best && rf->best->step) {
+        /* the weights of model.ckpt: the step of the best validation, the training
+         * seconds up to it (as the log counts them), its validation scores */
+        fprintf(f, "best_step\t%zu\n", rf->best->step);
+        fprintf(f, "best_seconds\t%.3f\n", rf->best->seconds);
+        fprintf(f, "best_val_token_acc\t%.6f\n", rf->best->token_acc);
+        fprintf(f, "best_val_loss\t%.6g\n", rf->best->loss);
     }
     return ferror(f) ? -1 : 0;
 }
@@ -432,7 +468,31 @@ typedef struct ckpt_ctx {
     rng_streams *r;
     const char *dir;
     run_log *log;
+    train_best *best; /* the best validation so far, its weights in best->w */
+    size_t best_saved; /* the step whose best weights best.ckpt holds (0: none) */
 } ckpt_ctx;
+
+/* Writes the model m with the weights w in place of its own (swapped in and back) to
+ * dir/name; returns 0, or -1 after the message. */
+static int save_weights(model *m, const double *w, const char *dir, const char *name)
+{
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    arena *p = &m->params;
+    double *own = malloc(p->size * sizeof *own);
+    if (!own) {
+        args_run_error("out of memory");
+        return -1;
+    }
+    memcpy(own, p->data, p->size * sizeof *own);
+    memcpy(p->data, w, p->size * sizeof *own);
+    afile_join(path, sizeof path, dir, name);
+    int rc = ckpt_save(path, m, NULL, err, sizeof err);
+    memcpy(p->data, own, p->size * sizeof *own);
+    free(own);
+    if (rc != 0)
+        args_run_error("%s", err);
+    return rc;
+}
 
 static int save_resumable(void *p, size_t step, const optim *o)
 {
@@ -448,22 +508,37 @@ static int save_resumable(void *p, size_t step, const optim *o)
         args_run_error("%s", err);
         return -1;
     }
+    /* the weights of the best validation, when they changed since the last checkpoint */
+    if (c->best->step && c->best->step != c->best_saved) {
+        if (save_weights(c->m, c->best->w, c->dir, "best.ckpt") != 0)
+            return -1;
+        c->best_saved = c->best->step;
+    }
     return cmd_write_file(c->dir, "train_log.tsv", write_log, c->log);
 }
 
 /* Writes what a finished training leaves, in order: the log, model.ckpt, build.tsv, the
  * trace, the cost, then the evaluation (eval.tsv last). Returns the exit status. */
 static int finish_run(const train_job *j, model *m, rng_streams *r, const run_log *log,
-                      const train_summary *ts)
+                      const train_summary *ts, const train_best *best)
 {
     char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
     int rc;
     if (cmd_write_file(j->dir, "train_log.tsv", write_log, log) != 0)
         return ARGS_EXIT_RUNTIME;
+    /* last.ckpt: the weights after the last step; model.ckpt, and everything measured
+     * after it: the weights of the best validation */
+    afile_join(path, sizeof path, j->dir, "last.ckpt");
+    if (ckpt_save(path, m, NULL, err, sizeof err) != 0)
+        return args_run_error("%s", err);
+    if (best->step)
+        memcpy(m->params.data, best->w, m->params.size * sizeof *best->w);
     afile_join(path, sizeof path, j->dir, "model.ckpt");
     if (ckpt_save(path, m, NULL, err, sizeof err) != 0)
         return args_run_error("%s", err);
-    run_facts rf = {m, ts};
+    afile_join(path, sizeof path, j->dir, "best.ckpt");
+    unlink(path); /* model.ckpt holds it now */
+    run_facts rf = {m, ts, best};
     if (cmd_write_file(j->dir, "build.tsv", write_build, &rf) != 0)
         return ARGS_EXIT_RUNTIME;
     if (j->trace_len) {
@@ -501,16 +576,26 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     if (!log.f)
         return args_run_error("out of memory");
     train_log_header(log.f);
-    ckpt_ctx cc = {m, r, j->dir, &log};
+    /* the best validation so far and its weights (the current ones until there is one) */
+    train_best best = {.w = malloc(m->params.size * sizeof(double))};
+    if (!best.w) {
+        fclose(log.f);
+        free(log.buf);
+        return args_run_error("out of memory");
+    }
+    memcpy(best.w, m->params.data, m->params.size * sizeof(double));
+    ckpt_ctx cc = {m, r, j->dir, &log, &best, 0};
     train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
     if (st) {
         afile_join(path, sizeof path, j->dir, "train_log.tsv");
-        hooks.seconds_offset = restore_log(path, st->step, log.f);
+        hooks.seconds_offset = restore_log(path, st->step, log.f, &best, c);
+        restore_best(j->dir, best.w, m->params.size);
+        cc.best_saved = best.step;
     }
     cmd_catch_stop_signals();
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
     int rc, tr = train_run(m, task_lookup(c->task), c, r, o, first, log.f, progress, &hooks,
-                           &ts, err, sizeof err);
+                           &best, &ts, err, sizeof err);
     if (tr == TRAIN_STOPPED) {
         /* save where we are, so --resume continues exactly from here */
         if (ts.steps >= first && save_resumable(&cc, ts.steps, o) != 0) {
@@ -531,10 +616,11 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         else
             rc = args_run_error("%s; the log is kept in %s", err, j->dir);
     } else {
-        rc = finish_run(j, m, r, &log, &ts);
+        rc = finish_run(j, m, r, &log, &ts, &best);
     }
     fclose(log.f);
     free(log.buf);
+    free(best.w);
     return rc;
 }
 

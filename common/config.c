@@ -54,7 +54,18 @@ const config_field config_fields[] = {
     {"warmup", CFG_SIZE, F(warmup), 0, BIG, NULL, "linear learning-rate warm-up steps"},
     {"seed", CFG_ULONG, F(seed), 0, 4294967295.0, NULL, "random seed"},
     {"threads", CFG_SIZE, F(threads), 1, 256, NULL, "BLAS threads"},
-    {"log_every", CFG_SIZE, F(log_every), 1, BIG, NULL, "steps between log lines"},
+    {"log_every", CFG_SIZE, F(log_every), 1, BIG, NULL,
+     "steps between log lines, each with a validation"},
+    {"val_samples", CFG_SIZE, F(val_samples), 1, 65536, NULL,
+     "validation sequences (fresh, at lengths inside the training range)"},
+    {"patience", CFG_SIZE, F(patience), 0, BIG, NULL,
+     "stop after this many validations without improvement (0: run every step)"},
+    {"min_delta", CFG_DOUBLE, F(min_delta), 0, 1, NULL,
+     "validation token accuracy an improvement must add"},
+    {"lr_schedule", CFG_STRING, F(lr_schedule), 0, 0, "constant,cosine",
+     "learning rate after the warm-up"},
+    {"lr_floor", CFG_DOUBLE, F(lr_floor), 0, 1, NULL,
+     "cosine schedule: the last step's rate, as a fraction of --lr"},
     {"checkpoint_every", CFG_SIZE, F(checkpoint_every), 0, BIG, NULL,
      "steps between resumable checkpoints (0: none before the end)"},
 };
@@ -84,6 +95,11 @@ void config_defaults(config *c)
     c->seed = 1;
     c->threads = 1;
     c->log_every = 100;
+    c->val_samples = 256;
+    c->patience = 0;
+    c->min_delta = 0.001;
+    strcpy(c->lr_schedule, "constant");
+    c->lr_floor = 0.1;
     c->checkpoint_every = 500;
 }
 

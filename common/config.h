@@ -53,7 +53,12 @@ typedef struct config {
     size_t warmup;            /* linear learning-rate warm-up steps; 0 disables */
     unsigned long seed;
     size_t threads;           /* BLAS threads */
-    size_t log_every;         /* steps between log lines */
+    size_t log_every;         /* steps between log lines, each with a validation */
+    size_t val_samples;       /* validation sequences (fresh, lengths in the training range) */
+    size_t patience;          /* validations without improvement before stopping; 0: never */
+    double min_delta;         /* the validation token accuracy an improvement must add */
+    char lr_schedule[CONFIG_STR_MAX]; /* after warm-up: constant or cosine */
+    double lr_floor;          /* cosine: the last step's rate, as a fraction of lr */
     size_t checkpoint_every;  /* steps between resumable checkpoints; 0: only at the end */
 } config;
 

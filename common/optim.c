@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int optim_alloc(optim *o, size_t n, double beta1, double beta2, double eps)
 {
@@ -79,4 +80,24 @@ double optim_lr(double lr, size_t warmup, size_t step)
     if (warmup == 0 || step >= warmup)
         return lr;
     return lr * (double)step / (double)warmup;
+}
+
+int optim_schedule_lookup(const char *name)
+{
+    if (strcmp(name, "constant") == 0)
+        return OPTIM_CONSTANT;
+    if (strcmp(name, "cosine") == 0)
+        return OPTIM_COSINE;
+    return -1;
+}
+
+double optim_lr_at(double lr, size_t warmup, optim_schedule schedule, double floor,
+                   size_t step, size_t steps)
+{
+    if (schedule == OPTIM_CONSTANT || step < warmup || steps <= warmup)
+        return optim_lr(lr, warmup, step);
+    /* progress through the decay: 0 at the end of the warm-up, 1 at the last step */
+    const double x = (double)(step - warmup) / (double)(steps - warmup);
+    const double pi = 3.14159265358979323846;
+    return lr * (floor + (1.0 - floor) * 0.5 * (1.0 + cos(pi * (x > 1.0 ? 1.0 : x))));
 }

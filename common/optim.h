@@ -38,4 +38,19 @@ void optim_adam_step(optim *o, double *w, const double *g, double lr);
  * warmup steps, then constant. warmup = 0 gives lr from the first step. */
 double optim_lr(double lr, size_t warmup, size_t step);
 
+/* The learning-rate schedules after the warm-up. */
+typedef enum { OPTIM_CONSTANT = 0, OPTIM_COSINE = 1 } optim_schedule;
+
+/* The schedule called name ("constant", "cosine"); -1 when there is none of that name. */
+int optim_schedule_lookup(const char *name);
+
+/* The learning rate of step (1-based) out of steps: optim_lr's warm-up, then under
+ * OPTIM_COSINE a half cosine from lr down to floor·lr at the last step (Loshchilov &
+ * Hutter 2017, without restarts):
+ *     lr_t = lr·(floor + (1 − floor)·(1 + cos(π·(t − w)/(steps − w)))/2),  t ≥ w
+ * A function of the step alone, so a resumed run continues the same schedule.
+ * OPTIM_CONSTANT gives optim_lr exactly. */
+double optim_lr_at(double lr, size_t warmup, optim_schedule schedule, double floor,
+                   size_t step, size_t steps);
+
 #endif

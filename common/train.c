@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "eval.h"
+
 double train_now(void)
 {
     struct timespec ts;
@@ -53,7 +55,63 @@ static void draw_bar(size_t step, size_t steps, double loss, double acc, double 
 
 void train_log_header(FILE *log)
 {
-    fprintf(log, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\n");
+    fprintf(log, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\t"
+            "val_loss\tval_token_acc\tval_seq_acc\tval_seq_acc_max\n");
+}
+
+size_t train_val_lengths(const config *c, size_t *lens)
+{
+    const size_t lo = c->train_min, hi = c->train_max, span = hi - lo;
+    const size_t k = span + 1 < TRAIN_VAL_LENGTHS ? span + 1 : TRAIN_VAL_LENGTHS;
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        /* i-th of k points from lo to hi, rounded to the nearest length */
+        const size_t L = k == 1 ? hi : lo + (span * i + (k - 1) / 2) / (k - 1);
+        if (n == 0 || lens[n - 1] != L)
+            lens[n++] = L;
+    }
+    return n;
+}
+
+int train_val_update(train_best *best, const config *c, size_t step, double seconds,
+                     double token_acc, double loss, const double *w, size_t n)
+{
+    /* the first validation is the best so far; later ones must add min_delta */
+    if (best->step == 0 || token_acc >= best->token_acc + c->min_delta) {
+        best->step = step;
+        best->token_acc = token_acc;
+        best->loss = loss;
+        best->seconds = seconds;
+        best->since = 0;
+        if (best->w)
+            memcpy(best->w, w, n * sizeof *w);
+        return 0;
+    }
+    best->since++;
+    return c->patience > 0 && best->since >= c->patience;
+}
+
+/* One validation (see train.h): the means over the validation lengths into v[0..2]
+ * (loss, token and sequence accuracy) and the sequence accuracy at the longest into v[3].
+ * Returns 0, or -1 with one line in err. */
+static int validate(model *m, const task *t, const config *c, double v[4], char *err,
+                    size_t n)
+{
+    size_t lens[TRAIN_VAL_LENGTHS];
+    const size_t nl = train_val_lengths(c, lens);
+    const size_t per = c->val_samples / nl ? c->val_samples / nl : 1;
+    eval_result res[TRAIN_VAL_LENGTHS];
+    if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, res, err, n) != 0)
+        return -1;
+    v[0] = v[1] = v[2] = 0;
+    for (size_t k = 0; k < nl; k++) {
+        v[0] += res[k].loss / (double)nl;
+        v[1] += res[k].token_acc / (double)nl;
+        v[2] += res[k].seq_acc / (double)nl;
+    }
+    v[3] = res[nl - 1].seq_acc;
+    eval_free(res, nl);
+    return 0;
 }
 
 /* Where a divergence shows: the first tensor (in the model's own order) whose gradient
@@ -85,9 +143,13 @@ static void locate_divergence(const arena *p, char *buf, size_t n)
 
 int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o,
               size_t first, FILE *log, train_progress progress, const train_hooks *hooks,
-              train_summary *out, char *err, size_t n)
+              train_best *best, train_summary *out, char *err, size_t n)
 {
     static const train_hooks none = {0};
+    train_best scratch = {0};
+    if (!best)
+        best = &scratch;
+    const optim_schedule sched = (optim_schedule)optim_schedule_lookup(c->lr_schedule);
     const model_ops *ops = m->ops;
     arena *p = &m->params;
     const size_t B = c->batch, Lmax = c->train_max, Tmax = t->target_len(Lmax);
@@ -111,6 +173,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
 
     const double t0 = train_now();
     double last_t = t0, sum_loss = 0, sum_norm = 0;
+    double val_time = 0; /* seconds spent validating: measurement, not training */
     size_t sum_tok = 0, sum_ntok = 0, sum_seq = 0, sum_nseq = 0, interval = 0;
     int rc = TRAIN_DONE;
     for (size_t step = first; step <= c->steps; step++) {
@@ -149,7 +212,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             rc = TRAIN_FAILED;
             break;
         }
-        const double lr = optim_lr(c->lr, c->warmup, step);
+        const double lr = optim_lr_at(c->lr, c->warmup, sched, c->lr_floor, step, c->steps);
         optim_adam_step(o, p->data, p->grad, lr);
 
         sum_loss += loss;
@@ -159,15 +222,24 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
         sum_nseq += B;
         interval++;
         out->steps = step;
+        int stop = 0;
         if (step % c->log_every == 0 || step == c->steps) {
             const double now = train_now(), dt = now - last_t;
             const double mloss = sum_loss / (double)interval;
             const double acc = (double)sum_tok / (double)sum_ntok;
             const double rate = dt > 0 ? (double)sum_nseq / dt : 0;
+            /* the run's training seconds so far, validation left out */
+            const double secs = hooks->seconds_offset + now - t0 - val_time;
+            double v[4];
+            if (validate(m, t, c, v, err, n) != 0) {
+                rc = TRAIN_FAILED;
+                break;
+            }
+            stop = train_val_update(best, c, step, secs, v[1], v[0], p->data, p->size);
             if (log) {
-                fprintf(log, "%zu\t%.3f\t%.6g\t%.6g\t%.6f\t%.6f\t%.6g\t%.1f\n", step,
-                        hooks->seconds_offset + now - t0, lr, mloss, acc, (double)sum_seq / (double)sum_nseq,
-                        sum_norm / (double)interval, rate);
+                fprintf(log, "%zu\t%.3f\t%.6g\t%.6g\t%.6f\t%.6f\t%.6g\t%.1f\t%.6g\t%.6f\t%.6f\t"
+                        "%.6f\n", step, secs, lr, mloss, acc, (double)sum_seq / (double)sum_nseq,
+                        sum_norm / (double)interval, rate, v[0], v[1], v[2], v[3]);
                 fflush(log);
             }
             if (progress == TRAIN_BAR)
@@ -177,7 +249,9 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
                         ops->name, step, c->steps, mloss, acc, rate);
             out->loss = mloss;
             out->token_acc = acc;
-            last_t = now;
+            const double after = train_now();
+            val_time += after - now;
+            last_t = after;
             sum_loss = sum_norm = 0;
             sum_tok = sum_ntok = sum_seq = sum_nseq = interval = 0;
         }
@@ -188,10 +262,14 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             rc = TRAIN_FAILED;
             break;
         }
+        if (stop) { /* converged: the stopping rule fired */
+            out->converged = 1;
+            break;
+        }
     }
     if (progress == TRAIN_BAR)
         fputc('\n', stderr);
-    out->seconds = train_now() - t0;
+    out->seconds = train_now() - t0 - val_time;
     batch_free(&b);
     free(pred);
     return rc;

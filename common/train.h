@@ -7,8 +7,23 @@
  * lines otherwise) and writes a TSV log with one line every log_every steps, averaged
  * over those steps:
  *     step  seconds  lr  loss  token_acc  seq_acc  grad_norm  seq_per_s
+ *     val_loss  val_token_acc  val_seq_acc  val_seq_acc_max
  * token_acc and seq_acc are teacher-forced (argmax of each position given the true
- * prefix), the cheap signal of training; the greedy-decoding accuracy is eval's job.
+ * prefix), the cheap signal of training.
+ *
+ * Validation and the stopping rule. At every log line the model is also evaluated by
+ * greedy decoding on a validation set: val_samples fresh sequences spread over at most
+ * TRAIN_VAL_LENGTHS lengths inside the training range (both ends included), drawn from
+ * an evaluation stream of their own (the seed mixed with TRAIN_VAL_SEED), so they are
+ * never the sequences of a training batch (beyond the chance repeats of a small space)
+ * nor those of the final evaluation. val_* are its mean teacher-forced loss, token and
+ * sequence accuracy over those lengths, and val_seq_acc_max the sequence accuracy at
+ * the longest trained length (the budget figure reads it). Validation reads the weights
+ * and its own stream only: a run takes the same training steps with or without it.
+ * The best validation so far (highest token accuracy; an improvement must add at least
+ * min_delta) is remembered with its weights, which the run keeps as its model; after
+ * `patience` validations in a row without an improvement the run stops early
+ * (converged), else at `steps` (the budget).
  */
 #ifndef ATTNLAB_TRAIN_H
 #define ATTNLAB_TRAIN_H
@@ -34,12 +49,41 @@ typedef enum { TRAIN_QUIET = 0, TRAIN_BAR = 1, TRAIN_LINES = 2 } train_progress;
 /* What train_run returns. */
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
 
+/* At most this many validation lengths, spread evenly over the training range. */
+#define TRAIN_VAL_LENGTHS 4
+/* Mixed into the run seed for the validation set's stream: other sequences than the
+ * final evaluation's (which uses the seed itself), whatever the seed. */
+#define TRAIN_VAL_SEED 0x5eed7a11ul
+
 typedef struct train_summary {
     size_t steps;      /* the last step completed (counted from 1 across resumes) */
     double seconds;    /* wall time of this call's training loop */
     double loss;       /* mean loss of the last log interval */
     double token_acc;  /* teacher-forced token accuracy of the last log interval */
+    int converged;     /* 1 when the stopping rule ended the run before `steps` */
 } train_summary;
+
+/* The best validation of a run so far: in and out of train_run, so that a resumed run
+ * goes on from what it had (its caller rebuilds it from the log and the saved weights). */
+typedef struct train_best {
+    size_t step;      /* the step of the best validation; 0: none yet */
+    double token_acc; /* its validation token accuracy (the criterion) */
+    double loss;      /* its validation loss */
+    double seconds;   /* the run's seconds at that step (as the log counts them) */
+    size_t since;     /* validations since, none better by min_delta */
+    double *w;        /* (n_params) its weights, kept by the loop; NULL: not kept */
+} train_best;
+
+/* The validation lengths of c: at most TRAIN_VAL_LENGTHS, evenly spread from train_min
+ * to train_max, both included, each once. Returns how many (written into lens). */
+size_t train_val_lengths(const config *c, size_t *lens);
+
+/* Feeds one validation to the stopping rule: updates best (copying the weights w of n
+ * doubles into best->w when it is kept and this one is better) and returns 1 when the
+ * run should stop (patience > 0 validations in a row without an improvement of
+ * min_delta in token accuracy), else 0. */
+int train_val_update(train_best *best, const config *c, size_t step, double seconds,
+                     double token_acc, double loss, const double *w, size_t n);
 
 /* Ways for the caller to take part in a run; every field may be 0/NULL. */
 typedef struct train_hooks {
@@ -54,7 +98,9 @@ typedef struct train_hooks {
 
 /* Trains m on task t from step `first` (1 for a new run, k+1 to resume after step k)
  * to c->steps, drawing data from r->s[RNG_TRAIN] and updating the Adam moments in o (the
- * caller allocates o, zeroed for a new run or restored for a resumed one). Writes one TSV
+ * caller allocates o, zeroed for a new run or restored for a resumed one), validating at
+ * every log line and stopping early by the rule above; best (may be NULL: not kept) holds
+ * the best validation so far, zeroed for a new run. Writes one TSV
  * log line every c->log_every steps to log when it is not NULL (the caller writes the
  * header). Returns TRAIN_DONE; TRAIN_STOPPED when hooks->stop was set (out->steps says
  * after which step); or TRAIN_FAILED with one line in err when memory runs out, a
@@ -64,7 +110,7 @@ typedef struct train_hooks {
  * weights are left as they were after the last good step). */
 int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o,
               size_t first, FILE *log, train_progress progress, const train_hooks *hooks,
-              train_summary *out, char *err, size_t n);
+              train_best *best, train_summary *out, char *err, size_t n);
 
 /* The header line of the training log. */
 void train_log_header(FILE *log);

@@ -598,7 +598,8 @@ START_TEST(killed_compare_leaves_no_partial_file)
     for (int s = 1; s <= 2; s++) {
         snprintf(path, sizeof path, "%s/runs/lstm-s%d", dir, s);
         first_line(path, "train_log.tsv", line, sizeof line);
-        ck_assert_str_eq(line, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s");
+        ck_assert_str_eq(line, "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\tseq_per_s\t"
+                               "val_loss\tval_token_acc\tval_seq_acc\tval_seq_acc_max");
     }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

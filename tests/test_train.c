@@ -6,10 +6,16 @@
 
 #include "../common/eval.h"
 #include "../common/model.h"
+#include "../common/optim.h"
 #include "../common/rng.h"
 #include "../common/task.h"
 #include "../common/train.h"
 #include "testutil.h"
+
+/* What train_then_eval also hands back when the pointers are set: the best validation
+ * (its weights kept in best.w when that is set) and the run's summary. */
+static train_best *want_best;
+static train_summary *want_summary;
 
 /* Trains model `name` with the settings of c (after the model's defaults) and returns
  * the greedy token accuracy at length L on 256 evaluation sequences. When params is not
@@ -35,9 +41,11 @@ static double train_then_eval(const char *name, void (*setup)(config *), size_t 
     optim o;
     ck_assert_int_eq(optim_alloc(&o, m->params.size, c.beta1, c.beta2, c.eps), 0);
     const task *t = task_lookup(c.task);
-    ck_assert_msg(train_run(m, t, &c, &r, &o, 1, NULL, TRAIN_QUIET, NULL, &ts, err,
+    ck_assert_msg(train_run(m, t, &c, &r, &o, 1, NULL, TRAIN_QUIET, NULL, want_best, &ts, err,
                             sizeof err) == TRAIN_DONE,
                   "%s", err);
+    if (want_summary)
+        *want_summary = ts;
     optim_free(&o);
     eval_result e;
     ck_assert_msg(eval_run(m, t, &L, 1, 256, c.seed, &e, err, sizeof err) == 0, "%s", err);
@@ -129,6 +137,152 @@ START_TEST(same_seed_same_weights)
 }
 END_TEST
 
+
+/* ---- the schedule, the validation set, the stopping rule ------------------------------ */
+
+/* The cosine schedule: lr at the end of the warm-up, floor·lr at the last step, the mean
+ * of the two half-way, never rising; constant is optim_lr exactly. */
+START_TEST(lr_schedules)
+{
+    const double lr = 2e-3, floor = 0.1;
+    const size_t warm = 100, steps = 1100;
+    ck_assert_int_eq(optim_schedule_lookup("cosine"), OPTIM_COSINE);
+    ck_assert_int_eq(optim_schedule_lookup("constant"), OPTIM_CONSTANT);
+    ck_assert_int_eq(optim_schedule_lookup("linear"), -1);
+    for (size_t t = 1; t <= steps; t += 37)
+        ck_assert(optim_lr_at(lr, warm, OPTIM_CONSTANT, floor, t, steps) ==
+                  optim_lr(lr, warm, t));
+    ck_assert(optim_lr_at(lr, warm, OPTIM_COSINE, floor, 50, steps) == optim_lr(lr, warm, 50));
+    ck_assert_double_eq_tol(optim_lr_at(lr, warm, OPTIM_COSINE, floor, warm, steps), lr,
+                            1e-15);
+    ck_assert_double_eq_tol(optim_lr_at(lr, warm, OPTIM_COSINE, floor, steps, steps),
+                            floor * lr, 1e-15);
+    ck_assert_double_eq_tol(optim_lr_at(lr, warm, OPTIM_COSINE, floor, 600, steps),
+                            lr * (floor + 1) / 2, 1e-15);
+    double prev = lr;
+    for (size_t t = warm; t <= steps; t++) {
+        const double now = optim_lr_at(lr, warm, OPTIM_COSINE, floor, t, steps);
+        ck_assert_msg(now <= prev, "cosine rises at step %zu", t);
+        prev = now;
+    }
+}
+END_TEST
+
+/* The validation lengths: evenly spread over the training range, both ends, no repeats. */
+START_TEST(validation_lengths)
+{
+    static const struct {
+        size_t lo, hi, n, lens[TRAIN_VAL_LENGTHS];
+    } cases[] = {
+        {4, 32, 4, {4, 13, 23, 32}}, {5, 5, 1, {5}},        {3, 4, 2, {3, 4}},
+        {3, 5, 3, {3, 4, 5}},        {1, 4, 4, {1, 2, 3, 4}}, {4, 8, 4, {4, 5, 7, 8}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        config c;
+        config_defaults(&c);
+        c.train_min = cases[k].lo;
+        c.train_max = cases[k].hi;
+        size_t lens[TRAIN_VAL_LENGTHS];
+        const size_t n = train_val_lengths(&c, lens);
+        ck_assert_uint_eq(n, cases[k].n);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(lens[i] == cases[k].lens[i], "%zu:%zu: length %zu is %zu, want %zu",
+                          cases[k].lo, cases[k].hi, i, lens[i], cases[k].lens[i]);
+    }
+}
+END_TEST
+
+/* The stopping rule: the first validation is the best; a later one must add min_delta;
+ * the best's weights are copied; `patience` validations in a row without an improvement
+ * stop the run; patience 0 never does. */
+START_TEST(stopping_rule)
+{
+    config c;
+    config_defaults(&c);
+    c.patience = 3;
+    c.min_delta = 0.01;
+    double w[2] = {1, 2}, kept[2] = {0, 0};
+    train_best b = {.w = kept};
+    ck_assert_int_eq(train_val_update(&b, &c, 100, 1.0, 0.50, 2.0, w, 2), 0);
+    ck_assert_uint_eq(b.step, 100);
+    ck_assert(kept[0] == 1 && kept[1] == 2);
+    w[0] = 5;
+    ck_assert_int_eq(train_val_update(&b, &c, 200, 2.0, 0.505, 1.9, w, 2), 0); /* < delta */
+    ck_assert_uint_eq(b.step, 100);
+    ck_assert(kept[0] == 1); /* not better by min_delta: the weights stay the best's */
+    ck_assert_uint_eq(b.since, 1);
+    ck_assert_int_eq(train_val_update(&b, &c, 300, 3.0, 0.52, 1.8, w, 2), 0);
+    ck_assert_uint_eq(b.step, 300);
+    ck_assert(kept[0] == 5);
+    ck_assert_uint_eq(b.since, 0);
+    ck_assert(b.token_acc == 0.52 && b.loss == 1.8 && b.seconds == 3.0);
+    ck_assert_int_eq(train_val_update(&b, &c, 400, 4.0, 0.40, 3.0, w, 2), 0);
+    ck_assert_int_eq(train_val_update(&b, &c, 500, 5.0, 0.525, 1.0, w, 2), 0);
+    ck_assert_int_eq(train_val_update(&b, &c, 600, 6.0, 0.52, 1.0, w, 2), 1); /* third */
+    c.patience = 0;
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(train_val_update(&b, &c, 700, 7.0, 0.1, 9.0, w, 2), 0);
+}
+END_TEST
+
+/* A short run on an easy task with patience stops early (converged), keeps the weights
+ * of its best validation, and validation changes no training step: with patience 0 the
+ * weights after the steps are the same bits whatever the validation set's size. */
+static size_t run_val_samples, run_patience;
+static void easy_run(config *c)
+{
+    c->embed = 8;
+    c->hidden = 16;
+    c->train_min = 2;
+    c->train_max = 3;
+    c->symbols = 3;
+    c->steps = 3000;
+    c->lr = 1e-2;
+    c->log_every = 25;
+    c->val_samples = run_val_samples;
+    c->patience = run_patience;
+    c->seed = 5;
+}
+
+static void easy_run_short(config *c)
+{
+    easy_run(c);
+    c->steps = 200;
+}
+
+START_TEST(early_stop_and_best_weights)
+{
+    enum { N = 4096 };
+    static double last[N], kept[N];
+    train_best best = {.w = kept};
+    train_summary ts;
+    run_val_samples = 64;
+    run_patience = 4;
+    want_best = &best;
+    want_summary = &ts;
+    train_then_eval("lstm", easy_run, 3, last, N);
+    want_best = NULL;
+    want_summary = NULL;
+    ck_assert_msg(ts.converged == 1 && ts.steps < 3000, "ran %zu steps, converged %d",
+                  ts.steps, ts.converged);
+    ck_assert_msg(best.token_acc > 0.95, "best validation token accuracy %.3f", best.token_acc);
+    /* the run stopped `patience` validations after its best */
+    ck_assert_uint_eq(ts.steps, best.step + 4 * 25);
+    ck_assert_uint_eq(best.since, 4);
+    /* what is kept is the best's weights, not the last step's */
+    ck_assert_int_ne(memcmp(kept, last, sizeof kept), 0);
+
+    static double a[N], b[N];
+    run_patience = 0;
+    det_seed = 0;
+    run_val_samples = 1;
+    train_then_eval("lstm", easy_run_short, 3, a, N);
+    run_val_samples = 200;
+    train_then_eval("lstm", easy_run_short, 3, b, N);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+}
+END_TEST
+
 Suite *make_train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -138,6 +292,13 @@ Suite *make_train_suite(void)
     tcase_add_test(tc, lstm_learns_copy);
     tcase_add_test(tc, rnn_attention_learns_copy);
     tcase_add_test(tc, transformer_learns_copy);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("convergence");
+    tcase_add_test(tc, lr_schedules);
+    tcase_add_test(tc, validation_lengths);
+    tcase_add_test(tc, stopping_rule);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, early_stop_and_best_weights);
     suite_add_tcase(s, tc);
     tc = tcase_create("determinism");
     tcase_set_timeout(tc, 120);
