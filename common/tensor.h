@@ -107,8 +107,10 @@ void op_embed(gsl_matrix *out, const gsl_matrix *table, const int *ids, size_t n
 void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *ids, size_t n);
 
 /* Sets every row of x (N, C) to the (1, C) bias row: the start of a product that adds
- * into it (Y = b, then Y += X·Wᵀ: the bias first, as every layer of the project forms
- * it, so the rounding is the same wherever a linear layer is). */
+ * into it (Y = b, then Y += X·Wᵀ). Most linear layers of the project form the bias first;
+ * the LSTM's input projection and output layer form the product first and add the bias
+ * after (op_add_bias), which rounds differently: each layer keeps the order it was
+ * verified with, and lstm_model.c says why. */
 void op_fill_rows(gsl_matrix *x, const gsl_matrix *bias);
 
 /* A linear layer of N rows: Y (N, n) = X (N, m) · Wᵀ (m, n) + b (1, n), formed as

@@ -5,8 +5,9 @@
  * arena order, with walk_tensor(wk, &w->X, &g->X, prefix, "X", rows, cols). The same
  * function is run in three passes: count the tensors, describe them (the size table
  * arena_alloc takes), and bind the views of the values (w) and the gradients (g). So the
- * order of the arena — of checkpoints, of the optimiser's flat loops, of the
- * initialisation's draws — and every shape are written in exactly one place, and the
+ * order of the arena — of checkpoints and of the optimiser's flat loops (a model's init
+ * draws in an order of its own, fixed in its init function) — and every shape are
+ * written in exactly one place, and the
  * number of parameters (walk_count) comes from that same walk instead of a second
  * formula.
  *

@@ -362,12 +362,12 @@ int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, in
     rnnattn_model *m = (rnnattn_model *)mm;
     rnnattn_state *s = &m->s;
     const size_t V = config_vocab(&mm->cfg);
+    s->B = 0; /* a decode, refused or not, leaves nothing for backward (model.h) */
     if (!fits(s, B, Ts, Tt))
         GSL_ERROR_VAL("rnn_attention decode: sizes outside the reservation", GSL_EBADLEN, -1);
     if (op_tokens_check(src, B * Ts, V) != 0)
         GSL_ERROR_VAL("rnn_attention decode: source token outside the vocabulary", GSL_EDOM,
                       -1);
-    s->B = 0; /* the arrays now hold a decode: nothing for backward */
     op_tokens_time_major(s->src, src, B, Ts, V);
     rnnattn_views v;
     make_views(&v, m, B, Ts, Tt);

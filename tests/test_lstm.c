@@ -6,9 +6,9 @@
  *            forward for every input: pre-activation, h_prev, c_prev and Wh;
  *   layer  — the gradients of X, Wx, Wh, b and of the initial state (h_0, c_0) over T = 3
  *            steps, and that backward accumulates;
- *   model  — every parameter tensor by gradcheck_model, accumulation, greedy decoding
- *            against the teacher-forced forward, independence from earlier reservations,
- *            the trace, the cost count, the canonical size and the error paths.
+ *   model  — every parameter tensor by gradcheck_model, the trace, the cost count, the
+ *            canonical size and the error paths (what every model must do — accumulate,
+ *            decode as it is taught, ignore its reservation — is in test_models.c).
  * Sizes are all different (B=2, T=3, E=5, H=4, V=7 symbols) so that a transposed index
  * cannot pass by accident; losses are Σ out ⊙ R with fixed random R.
  */

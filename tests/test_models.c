@@ -591,6 +591,18 @@ START_TEST(test_backward_needs_its_forward)
     assert_reported(what, NULL);
     assert_grad_zero(m, what);
 
+    /* a refused decode, too, leaves nothing to differentiate */
+    ck_assert(isfinite(ops->forward(m, &b, NULL)));
+    const int keep = b.src[0];
+    b.src[0] = -1;
+    ck_assert_int_eq(ops->decode(m, b.src, NB, NTS, NTT, out), -1);
+    b.src[0] = keep;
+    snprintf(what, sizeof what, "%s: backward after a refused decode", mc.label);
+    mark_no_report();
+    ck_assert_msg(ops->backward(m, &b) == -1, "%s: not refused", what);
+    assert_reported(what, NULL);
+    assert_grad_zero(m, what);
+
     batch_free(&b);
     batch_free(&fewer);
     gsl_rng_free(r);

@@ -11,8 +11,9 @@
  *
  * The other tests check what the lesson claims: no information flows leftward through the
  * causal mask (and the check does fail when the mask is removed), attention rows are
- * distributions with masked entries exactly 0, greedy decoding with the key/value cache
- * equals recomputing the prefix, and backward accumulates.
+ * distributions with masked entries exactly 0, and greedy decoding with the key/value
+ * cache equals recomputing the prefix (the contract every model keeps is in
+ * test_models.c).
  *
  * Set TFM_REPORT=1 to print the largest relative error of every gradient check, and
  * TFM_REPORT=2 to add the error of every tensor.
