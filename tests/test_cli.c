@@ -658,7 +658,8 @@ START_TEST(defaults_come_from_the_registry)
     ck_assert_ptr_nonnull(strstr(r.out, "--d-model            transformer width D (default "));
     ck_assert_ptr_nonnull(strstr(r.out, "--hidden             recurrent state width H (default "));
     run(&r, NULL, (const char *const[]){"compare", "--help", NULL});
-    snprintf(text, sizeof text, "--models LIST   comma-separated (default: %s)\n", names);
+    snprintf(text, sizeof text,
+             "--models LIST   comma-separated, each model once (default: %s)\n", names);
     ck_assert_msg(strstr(r.out, text), "compare --help lacks '%s'", text);
     run(&r, NULL, (const char *const[]){"gradcheck", "--stride", "100000", NULL});
     ck_assert_msg(r.status == 0, "gradcheck without --model: %s", r.err);
