@@ -29,7 +29,9 @@ _Static_assert(ARGS_END < ARGS_SETTING, "the codes of flags and settings must no
 typedef enum flag_kind {
     KIND_OTHER, /* the command checks it */
     KIND_PATH,  /* a file or directory: args_path */
-    KIND_MODELS /* a list of models: args_models */
+    KIND_MODELS, /* a list of models: args_models */
+    KIND_LENGTHS /* a list of lengths: the command checks its last value against its own
+                  * bounds; an earlier value is checked here against the largest max_len */
 } flag_kind;
 
 /* The spelling, argument and kind of each args_flag. */
@@ -44,17 +46,17 @@ static const flag_spec flag_table[] = {
     {"train-len", required_argument, ARGS_TRAIN_LEN, KIND_OTHER},
     {"out", required_argument, ARGS_OUT, KIND_PATH},
     {"checkpoint", required_argument, ARGS_CHECKPOINT, KIND_PATH},
-    {"lengths", required_argument, ARGS_LENGTHS, KIND_OTHER},
+    {"lengths", required_argument, ARGS_LENGTHS, KIND_LENGTHS},
     {"samples", required_argument, ARGS_SAMPLES, KIND_OTHER},
     {"input", required_argument, ARGS_INPUT, KIND_PATH},
     {"quiet", no_argument, ARGS_QUIET, KIND_OTHER},
     {"stride", required_argument, ARGS_STRIDE, KIND_OTHER},
     {"len", required_argument, ARGS_LEN, KIND_OTHER},
-    {"eval-lengths", required_argument, ARGS_EVAL_LENGTHS, KIND_OTHER},
+    {"eval-lengths", required_argument, ARGS_EVAL_LENGTHS, KIND_LENGTHS},
     {"models", required_argument, ARGS_MODELS, KIND_MODELS},
     {"reps", required_argument, ARGS_REPS, KIND_OTHER},
     {"trace", required_argument, ARGS_TRACE, KIND_OTHER},
-    {"cost-lengths", required_argument, ARGS_COST_LENGTHS, KIND_OTHER},
+    {"cost-lengths", required_argument, ARGS_COST_LENGTHS, KIND_LENGTHS},
     {"preset", required_argument, ARGS_PRESET, KIND_OTHER},
     {"seeds", required_argument, ARGS_SEEDS, KIND_OTHER},
     {"jobs", required_argument, ARGS_JOBS, KIND_OTHER},
@@ -144,8 +146,29 @@ static int check_flag(const flag_spec *sp, const char *text)
         return args_path(sp->name, text);
     case KIND_MODELS:
         return args_models(text, list, &n);
+    case KIND_LENGTHS:
     case KIND_OTHER:
         break;
+    }
+    return 0;
+}
+
+/* Checks every value of a list of lengths that a later value of the same flag replaced,
+ * against the largest --max-len: a command reads only the last one, and some read it
+ * alone. Returns 0, or prints and returns ARGS_EXIT_USAGE. */
+static int check_earlier_lists(const args_line *a)
+{
+    static size_t scratch[ARGS_MAX_LENGTHS];
+    const config_field *ml = config_find("max_len");
+    const size_t top = ml ? (size_t)ml->max : ARGS_MAX_LENGTHS;
+    for (size_t i = 0; i < a->n_seen; i++) {
+        const flag_spec *sp = spec_of((args_flag)a->seen_code[i]);
+        const int last = sp && a->flag[sp->code - ARGS_FIRST] == a->seen_text[i];
+        if (!sp || sp->kind != KIND_LENGTHS || last)
+            continue; /* not a list, or its last value: the command's to check */
+        size_t n;
+        if (args_lengths(sp->name, a->seen_text[i], top, scratch, &n))
+            return ARGS_EXIT_USAGE;
     }
     return 0;
 }
@@ -220,7 +243,7 @@ int args_parse(int argc, char **argv, int settings, const args_flag *allowed,
     if (optind < argc)
         return args_usage_error("unexpected argument '%s' (every setting is a --flag)",
                                 argv[optind]);
-    return 0;
+    return check_earlier_lists(a);
 }
 
 const char *args_get(const args_line *a, args_flag f) { return a->flag[f - ARGS_FIRST]; }

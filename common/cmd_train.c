@@ -323,33 +323,6 @@ static int restore_state(const ckpt_train_state *st, rng_streams *r, optim *o)
     return 0;
 }
 
-/* Copies the lines of the log at path whose step is at most `step` into log and returns
- * the seconds column of the last one (0 when none). */
-static double restore_log(const char *path, size_t step, FILE *log)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    double seconds = 0;
-    int first = 1;
-    while (f && getline(&line, &cap, f) > 0) {
-        if (first) { /* the header: already written */
-            first = 0;
-            continue;
-        }
-        unsigned long long s;
-        double sec;
-        if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
-            break;
-        fputs(line, log);
-        seconds = sec;
-    }
-    free(line);
-    if (f)
-        fclose(f);
-    return seconds;
-}
-
 /* ---- the files of a run --------------------------------------------------------------------- */
 
 /* The log lives in a memory stream; every checkpoint writes it whole to train_log.tsv, so
@@ -509,10 +482,8 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     train_log_header(log.f);
     ckpt_ctx cc = {m, r, j->dir, &log};
     train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
-    if (st) {
-        afile_join(path, sizeof path, j->dir, "train_log.tsv");
-        hooks.seconds_offset = restore_log(path, st->step, log.f);
-    }
+    if (st)
+        hooks.seconds_offset = traindir_restore_log(j->dir, st->step, log.f);
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
     int rc, tr = train_run(m, task_lookup(c->task), c, r, o, first, log.f, progress, &hooks,
                            &ts, err, sizeof err);

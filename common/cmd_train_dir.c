@@ -292,3 +292,30 @@ int traindir_check_checkpoint(const char *dir, const config *stored)
                               "back, or start the run again with --force", dir, flag, a, b);
     return 0;
 }
+
+double traindir_restore_log(const char *dir, size_t step, FILE *log)
+{
+    char path[AFILE_PATH_MAX];
+    FILE *f = afile_join(path, sizeof path, dir, "train_log.tsv") == 0 ? fopen(path, "r")
+                                                                        : NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    double seconds = 0;
+    int first = 1;
+    while (f && getline(&line, &cap, f) > 0) {
+        if (first) { /* the header: already written */
+            first = 0;
+            continue;
+        }
+        unsigned long long s;
+        double sec;
+        if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
+            break;
+        fputs(line, log);
+        seconds = sec;
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    return seconds;
+}

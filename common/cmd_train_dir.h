@@ -17,6 +17,8 @@
 #ifndef ATTNLAB_CMD_TRAIN_DIR_H
 #define ATTNLAB_CMD_TRAIN_DIR_H
 
+#include <stdio.h>
+
 #include "config.h"
 #include "runlock.h"
 
@@ -58,5 +60,10 @@ int traindir_check_args(const char *dir, const config *from_args);
  * dir/config.tsv (every field: the model, the task, every size and setting), naming the
  * first field that differs. Returns 0, or the runtime status after the message. */
 int traindir_check_checkpoint(const char *dir, const config *stored);
+
+/* Copies the lines of dir/train_log.tsv whose step is at most step (the log up to the
+ * checkpoint a run resumes from; its header excluded) into log, and returns the seconds
+ * column of the last one (0 when none): the time of the sessions before. */
+double traindir_restore_log(const char *dir, size_t step, FILE *log);
 
 #endif
