@@ -133,8 +133,11 @@ int traindir_claim(runlock *l, const char *dir, const config *c, int force)
     l->fd = -1;
     if (afile_mkdirs(dir, err, sizeof err) != 0)
         return args_run_error("--out: %s", err);
-    if (runlock_take(l, dir, err, sizeof err) != 0)
+    const int locked = runlock_take(l, dir, err, sizeof err);
+    if (locked == RUNLOCK_IN_USE)
         return args_run_error("%s; wait for it to end, or choose another --out", err);
+    if (locked != 0)
+        return args_run_error("--out: %s", err);
     const int taken = cmd_exists_in(dir, "model.ckpt") || cmd_exists_in(dir, "eval.tsv") ||
                       cmd_exists_in(dir, "checkpoint.ckpt");
     int rc = 0;
@@ -155,8 +158,10 @@ int traindir_lock_existing(runlock *l, const char *dir)
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return args_run_error("--resume: %s is not a directory (give the --out of the run "
                               "to continue)", dir);
-    if (runlock_take(l, dir, err, sizeof err) != 0)
-        return args_run_error("--resume: %s; wait for it to end", err);
+    const int locked = runlock_take(l, dir, err, sizeof err);
+    if (locked != 0)
+        return args_run_error("--resume: %s%s", err,
+                              locked == RUNLOCK_IN_USE ? "; wait for it to end" : "");
     return 0;
 }
 

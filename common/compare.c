@@ -317,8 +317,10 @@ int cmd_compare(int argc, char **argv)
             compare_job_print(stdout, &jl[k]);
     } else if (afile_mkdirs(p.out, err, sizeof err) != 0) {
         rc = args_run_error("--out: %s", err);
-    } else if (runlock_take(&lock, p.out, err, sizeof err) != 0) {
-        rc = args_run_error("%s; wait for it to end, or choose another --out", err);
+    } else if ((rc = runlock_take(&lock, p.out, err, sizeof err)) != 0) {
+        rc = rc == RUNLOCK_IN_USE
+                 ? args_run_error("%s; wait for it to end, or choose another --out", err)
+                 : args_run_error("--out: %s", err);
     } else {
         failed = run_jobs(&p, jl, njobs, argc, argv);
         if (failed < 0)

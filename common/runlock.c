@@ -53,15 +53,15 @@ int runlock_take(runlock *l, const char *dir, char *err, size_t n)
         const int e = errno;
         const long pid = holder_of(fd);
         close(fd);
-        if (e == EACCES || e == EAGAIN) {
-            if (pid > 0)
-                snprintf(err, n, "%s is in use by another attnlab process (pid %ld)", dir, pid);
-            else
-                snprintf(err, n, "%s is in use by another attnlab process", dir);
-        } else {
+        if (e != EACCES && e != EAGAIN) {
             snprintf(err, n, "cannot lock %s: %s", dir, strerror(e));
+            return -1;
         }
-        return -1;
+        if (pid > 0)
+            snprintf(err, n, "%s is in use by another attnlab process (pid %ld)", dir, pid);
+        else
+            snprintf(err, n, "%s is in use by another attnlab process", dir);
+        return RUNLOCK_IN_USE;
     }
     l->fd = fd;
     return 0;

@@ -19,15 +19,17 @@
 #include <stddef.h>
 
 #define RUNLOCK_NAME ".lock" /* the file in the directory */
+#define RUNLOCK_IN_USE 1      /* runlock_take: another process holds the lock */
 
 typedef struct runlock {
     int fd; /* the open DIR/.lock while held; -1 when not held */
 } runlock;
 
 /* Takes the lock of directory dir (which must exist) for this process, without waiting.
- * Returns 0 with l holding it; or -1 with one line in err (n bytes): "DIR is in use by
- * another attnlab process (pid N)" when another process holds it, or why DIR/.lock
- * could not be opened. l->fd is -1 after a failure. */
+ * Returns 0 with l holding it; RUNLOCK_IN_USE with one line in err (n bytes), "DIR is in
+ * use by another attnlab process (pid N)", when another process holds it; or -1 with
+ * one line saying why DIR/.lock could not be opened or locked. l->fd is -1 after a
+ * failure. */
 int runlock_take(runlock *l, const char *dir, char *err, size_t n);
 
 /* The process that holds the lock of dir: its pid, or 0 when no other process holds it

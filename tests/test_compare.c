@@ -211,7 +211,7 @@ END_TEST
 
 START_TEST(compare_waits_for_a_run_in_use)
 {
-    char dir[64], run[96], log[96], err[256], path[160], text[4096];
+    char dir[64], run[96], log[96], err[256], path[160], text[4096] = "";
     snprintf(dir, sizeof dir, "/tmp/attnlab-cmpw-%ld", (long)getpid());
     snprintf(run, sizeof run, "%s/runs/lstm-s1", dir);
     snprintf(log, sizeof log, "%s.log", dir);
@@ -222,8 +222,13 @@ START_TEST(compare_waits_for_a_run_in_use)
     ck_assert_msg(runlock_take(&held, run, err, sizeof err) == 0, "%s", err);
     const char *argv[] = {cli_program(), ONE_RUN, "--out", dir, NULL};
     pid_t pid = spawn_logged(argv, log);
-    /* a second later it is still waiting, and has not touched the run */
-    sleep(1);
+    /* it says it waits, goes on waiting, and has not touched the run */
+    for (int k = 0; k < 4000 && !strstr(text, "waiting for it to end"); k++) {
+        usleep(5000);
+        cli_slurp(log, text, sizeof text);
+    }
+    ck_assert_msg(strstr(text, "waiting for it to end"), "stderr: %s", text);
+    usleep(300000);
     int st;
     ck_assert_int_eq(waitpid(pid, &st, WNOHANG), 0);
     snprintf(path, sizeof path, "%s/command.txt", run);
