@@ -204,7 +204,8 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
 }
 
 /* Fills the job list: seed-major, models in the order given, each with the complete
- * train command of its run. Returns 0, or -1 when memory runs out. */
+ * train command of its run. Returns 0, or -1 when memory runs out or a command needs
+ * more than COMPARE_MAX_ARGS arguments. */
 static int make_jobs(const compare_plan *p, compare_job *jl)
 {
     const config *c = &p->c;
@@ -311,7 +312,8 @@ int cmd_compare(int argc, char **argv)
     runlock lock = {-1};
     long failed = 0;
     if (make_jobs(&p, jl) != 0) {
-        rc = args_run_error("out of memory");
+        rc = args_run_error("out of memory, or a job of more than %d arguments "
+                            "(COMPARE_MAX_ARGS)", COMPARE_MAX_ARGS);
     } else if (print_jobs) {
         for (size_t k = 0; k < njobs; k++)
             compare_job_print(stdout, &jl[k]);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/cli.h"
 #include "../common/cli_args.h"
 #include "../common/cli_cmd.h"
 #include "../common/config.h"
@@ -172,6 +173,16 @@ START_TEST(long_values_are_refused_or_kept_whole)
     ck_assert_int_eq(r.status, 0);
     snprintf(want, sizeof want, " --out=%s/runs/lstm-s1 ", path);
     ck_assert_msg(strstr(r.out, want), "the job does not name its directory whole: %s", r.out);
+    /* more flags than a command line holds: refused (in-process, the program's parser) */
+    static char quiet[] = "--quiet", train[] = "train";
+    char *many[ARGS_MAX_GIVEN + 3];
+    many[0] = train;
+    for (int k = 1; k <= ARGS_MAX_GIVEN + 1; k++)
+        many[k] = quiet;
+    many[ARGS_MAX_GIVEN + 2] = NULL;
+    ck_assert_int_eq(cli_check_train_args(ARGS_MAX_GIVEN + 2, many), 2);
+    many[ARGS_MAX_GIVEN + 1] = NULL;
+    ck_assert_int_eq(cli_check_train_args(ARGS_MAX_GIVEN + 1, many), 0);
 }
 END_TEST
 
