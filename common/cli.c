@@ -31,6 +31,10 @@
 /* Runs a command lists and report merges, at most. */
 #define MAX_RUNS 4096
 
+/* Run directories cmd_collect_runs found but had no room for: a report refuses to merge
+ * a part of what it was given (merge_runs). */
+static size_t runs_left_out;
+
 /* ---- files of a run directory ------------------------------------------------------------ */
 
 int cmd_write_file(const char *dir, const char *name, int (*write)(FILE *, const void *),
@@ -64,6 +68,26 @@ int cmd_exists_in(const char *dir, const char *name)
     return afile_join(path, sizeof path, dir, name) == 0 && access(path, F_OK) == 0;
 }
 
+void cmd_shell_word(FILE *f, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=+@%",
+                    *p))
+            plain = 0;
+    if (plain) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = s; *p; p++)
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    fputc('\'', f);
+}
+
 /* Orders two entries of a list of paths (char[AFILE_PATH_MAX] each) by strcmp. */
 static int compare_paths(const void *a, const void *b)
 {
@@ -78,13 +102,18 @@ size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t m
     if (afile_join(runs, sizeof runs, path, "runs") == 0 && access(runs, F_OK) == 0) {
         DIR *d = opendir(runs);
         struct dirent *e;
-        while (d && (e = readdir(d)) != NULL && have + added < max) {
+        while (d && (e = readdir(d)) != NULL) {
             if (e->d_name[0] == '.')
                 continue;
-            char *slot = list[have + added];
-            if (afile_join(slot, AFILE_PATH_MAX, runs, e->d_name) == 0 &&
-                cmd_exists_in(slot, "config.tsv"))
-                added++;
+            char slot[AFILE_PATH_MAX];
+            if (afile_join(slot, sizeof slot, runs, e->d_name) != 0 ||
+                !cmd_exists_in(slot, "config.tsv"))
+                continue;
+            if (have + added == max) {
+                runs_left_out++;
+                continue;
+            }
+            memcpy(list[have + added++], slot, sizeof slot);
         }
         if (d)
             closedir(d);
@@ -93,6 +122,8 @@ size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t m
     } else if (have < max) {
         snprintf(list[have], AFILE_PATH_MAX, "%s", path);
         added = 1;
+    } else {
+        runs_left_out++;
     }
     return added;
 }
@@ -105,6 +136,9 @@ static int merge_runs(size_t nr, const char *out)
 {
     static const char *ptr[MAX_RUNS];
     char err[ARGS_ERR_MAX];
+    if (runs_left_out)
+        return args_run_error("more than %d run directories (%zu found): the limit of one "
+                              "report; merge fewer at once", MAX_RUNS, nr + runs_left_out);
     for (size_t i = 0; i < nr; i++)
         ptr[i] = run_list[i];
     if (summary_report(ptr, nr, out, stdout, err, sizeof err) != 0)
@@ -288,10 +322,9 @@ int cli_main(int argc, char **argv)
     buildinfo_set_threads(1);
     /* a model's report of bad input becomes a runtime error, never an abort */
     model_catch_errors();
-    if (argc < 2) {
-        help_main();
-        return ARGS_EXIT_USAGE;
-    }
+    if (argc < 2)
+        return args_usage_error("no command given (accepted: train, eval, gradcheck, "
+                                "attention, compare, report, bench, help, --version)");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0)
         return cmd_version();

@@ -5,7 +5,9 @@
  * (argv[0] is the command word) returning the exit status, and `cmd_NAME_help` printing
  * its --help:
  *   cli.c          dispatch, help, --version; report; the file and run helpers below
- *   cmd_train.c    train: the run directory, periodic checkpoints, signals, --resume
+ *   cmd_train.c    train: periodic checkpoints, signals, --resume
+ *   cmd_train_dir.c  train's run directory: its lock, --force, args.txt, the checks of
+ *                  --resume (cmd_train_dir.h)
  *   cmd_inspect.c  eval, gradcheck, attention; the evaluation and the trace train reuses
  *   compare.c      compare: presets and the job list (compare_jobs.c runs them)
  *   bench_cmd.c    bench: the command around bench.c's measurements
@@ -53,9 +55,14 @@ int cmd_write_file(const char *dir, const char *name, int (*write)(FILE *, const
 /* Is dir/name an existing file? */
 int cmd_exists_in(const char *dir, const char *name);
 
+/* Prints s to f as one word of a POSIX shell command: as it is when it holds only
+ * letters, digits and _-./:,=+@%, else in single quotes (a quote inside written '\''). */
+void cmd_shell_word(FILE *f, const char *s);
+
 /* Appends the run directories under path (a comparison directory's runs/, sorted by
  * name, or path itself when it has no runs/) to list, from entry have on, at most max
- * in all. Returns the number added. */
+ * in all. Returns the number added. Runs beyond max are not silently dropped: they are
+ * counted, and the merge of this process's report then refuses with the limit. */
 size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t max,
                         size_t have);
 
@@ -81,6 +88,11 @@ extern volatile sig_atomic_t cmd_stop_signal;
 /* Installs the handlers of SIGINT and SIGTERM (without SA_RESTART, so a wait() in
  * compare returns at once). */
 void cmd_catch_stop_signals(void);
+
+/* The environment variable in which compare passes its pid to the train runs it starts:
+ * a run whose parent is that process stops (state saved, as on SIGTERM) once it is gone,
+ * whatever ended it, SIGKILL included. */
+#define CMD_PARENT_ENV "ATTNLAB_COMPARE_PID"
 
 /* The exit status of a command stopped by cmd_stop_signal: 128 + the signal, as shells
  * report it. */

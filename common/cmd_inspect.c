@@ -109,7 +109,9 @@ void cmd_eval_help(void)
 }
 
 /* attnlab eval --input: one sequence per line. Malformed lines are reported with their
- * number and skipped; the status is 1 when any line was malformed. */
+ * number and skipped; the status is 1 when any line was malformed. A line is read whole
+ * by its length, not as a C string, so a NUL byte in it is reported, never taken for
+ * its end. */
 static int eval_input(model *m, const char *file)
 {
     FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
@@ -127,10 +129,19 @@ static int eval_input(model *m, const char *file)
     }
     char *line = NULL, err[ARGS_ERR_MAX];
     size_t cap = 0, lineno = 0, bad = 0;
+    ssize_t got;
     int rc = 0;
-    while (getline(&line, &cap, in) != -1) {
+    while ((got = getline(&line, &cap, in)) != -1) {
         size_t Ts;
         lineno++;
+        const char *nul = memchr(line, '\0', (size_t)got);
+        if (nul) {
+            fprintf(stderr, "%s: --input %s line %zu: a NUL byte at column %zu (accepted: "
+                    "symbols separated by spaces)\n", args_command(), file, lineno,
+                    (size_t)(nul - line) + 1);
+            bad++;
+            continue;
+        }
         if (task_parse_tokens(line, b.src, Lmax, m->cfg.symbols, &Ts, err, sizeof err) != 0) {
             fprintf(stderr, "%s: --input %s line %zu: %s\n", args_command(), file, lineno,
                     err);
@@ -201,8 +212,7 @@ int cmd_eval(int argc, char **argv)
     static size_t lens[ARGS_MAX_LENGTHS];
     size_t nl = 0;
     /* the model's max_len is checked by the evaluation once the model is loaded */
-    if (args_get(&a, ARGS_LENGTHS) &&
-        args_lengths("lengths", args_get(&a, ARGS_LENGTHS), 4096, lens, &nl))
+    if (args_lengths_of(&a, ARGS_LENGTHS, 4096, lens, &nl))
         return ARGS_EXIT_USAGE;
     buildinfo_set_threads(opt.threads);
     model *m = ckpt_load(ck, NULL, err, sizeof err);
@@ -481,7 +491,7 @@ int cmd_attention(int argc, char **argv)
         return args_usage_error("--checkpoint FILE is required");
     if (!input)
         return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
-    char err[ARGS_ERR_MAX], dir[AFILE_PATH_MAX / 2];
+    char err[ARGS_ERR_MAX], dir[AFILE_PATH_MAX]; /* --out: at most ARGS_PATH_MAX */
     model *m = ckpt_load(ck, NULL, err, sizeof err);
     if (!m)
         return args_run_error("%s", err);

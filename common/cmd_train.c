@@ -14,11 +14,19 @@
  * The files of a run, in the order written: args.txt, config.tsv, (checkpoint.ckpt and
  * train_log.tsv during training), train_log.tsv, model.ckpt, build.tsv, trace/, cost.tsv,
  * and eval.tsv with eval_positions.tsv last: eval.tsv marks a finished run (compare
- * skips it, --resume refuses it).
+ * skips it, --resume refuses it). Before the first of them, the run takes the lock of
+ * its directory and checks what the directory already holds (cmd_train_dir.h); the lock
+ * is held until the process ends.
+ *
+ * A run started by compare also watches compare: when compare is gone (killed, even by
+ * SIGKILL, which it cannot pass on), the run stops as on SIGTERM, with its state saved,
+ * instead of writing on with nobody waiting for it.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "afile.h"
@@ -27,9 +35,11 @@
 #include "checkpoint.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
+#include "cmd_train_dir.h"
 #include "config.h"
 #include "model.h"
 #include "rng.h"
+#include "runlock.h"
 #include "task.h"
 #include "train.h"
 
@@ -60,10 +70,15 @@ void cmd_train_help(void)
         "                       into DIR/trace/ (see attnlab attention)\n"
         "  --cost-lengths SPEC  also measure the time of a training step and of decoding\n"
         "                       per sequence at these lengths into DIR/cost.tsv\n"
-        "  --out DIR            run directory (created when missing)\n"
+        "  --out DIR            run directory (created when missing); one writer at a time:\n"
+        "                       a directory in use by another run is refused\n"
+        "  --force              replace the finished or stopped run DIR holds (refused\n"
+        "                       without it)\n"
         "  --quiet              print nothing but errors (no progress, no table)\n"
         "  --resume DIR         continue the stopped run in DIR from its checkpoint.ckpt\n"
         "                       (its settings come from DIR; only --quiet, --threads)\n"
+        "\n"
+        "A flag given twice keeps its last value, and only when every value given is valid.\n"
         "\n"
         "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
         "the sizes it needs and ignores the others:\n");
@@ -104,6 +119,42 @@ void cmd_catch_stop_signals(void)
 
 int cmd_stopped_status(void) { return 128 + (int)cmd_stop_signal; }
 
+/* The compare process this run was started by (0: none), watched by watch_parent. */
+static pid_t watched_parent;
+
+/* SIGALRM: when compare is gone, this process has another parent; stop as on SIGTERM. */
+static void on_watch_tick(int sig)
+{
+    (void)sig;
+    if (getppid() != watched_parent && !cmd_stop_signal)
+        cmd_stop_signal = SIGTERM;
+}
+
+/* When compare started this run (its pid in CMD_PARENT_ENV, and it is still our parent),
+ * checks five times a second that it still is, so the run stops, state saved, once
+ * compare is gone, however compare ended. A pipe to a compare that is gone must not kill
+ * the run before it saves: SIGPIPE is ignored then. */
+static void watch_parent(void)
+{
+    const char *env = getenv(CMD_PARENT_ENV);
+    char *end;
+    if (!env || !*env)
+        return;
+    const long pid = strtol(env, &end, 10);
+    if (*end != '\0' || pid <= 1 || (pid_t)pid != getppid())
+        return; /* not started by that compare: nothing to watch */
+    watched_parent = (pid_t)pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_watch_tick;
+    sa.sa_flags = SA_RESTART; /* file writes and waits go on undisturbed */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    struct itimerval every = {{0, 200000}, {0, 200000}};
+    setitimer(ITIMER_REAL, &every, NULL);
+}
+
 /* ---- the command line of a run ------------------------------------------------------------ */
 
 /* Everything a train command decided before training: kept so --resume can rebuild it. */
@@ -114,8 +165,8 @@ typedef struct train_job {
     size_t cost_lens[ARGS_MAX_LENGTHS], ncost;   /* --cost-lengths (ncost 0: none) */
     int trace_src[TRACE_MAX];                    /* --trace example (trace_len 0: none) */
     size_t trace_len;
-    char dir[AFILE_PATH_MAX / 2];
-    int quiet;
+    char dir[AFILE_PATH_MAX];                    /* at most ARGS_PATH_MAX characters */
+    int quiet, force;
     size_t threads;                              /* --threads given with --resume, or 0 */
 } train_job;
 
@@ -161,37 +212,36 @@ static int parse_train(int argc, char **argv, train_job *j, const char **resume)
 {
     static const args_flag allowed[] = {ARGS_TRAIN_LEN, ARGS_OUT,   ARGS_EVAL_LENGTHS,
                                         ARGS_SAMPLES,   ARGS_QUIET, ARGS_TRACE,
-                                        ARGS_COST_LENGTHS, ARGS_RESUME, 0};
+                                        ARGS_COST_LENGTHS, ARGS_RESUME, ARGS_FORCE, 0};
     args_line a;
     int rc = args_parse(argc, argv, 1, allowed, cmd_train_help, &a);
     if (rc)
         return rc;
     *resume = args_get(&a, ARGS_RESUME);
     j->quiet = args_get(&a, ARGS_QUIET) != NULL;
+    j->force = args_get(&a, ARGS_FORCE) != NULL;
     if (*resume)
         return parse_resume(&a, j);
     const args_plan plan = {0};
     if ((rc = args_config(&a, &plan, &j->c, &j->ops)))
         return rc;
     j->samples = 256;
-    if (args_get(&a, ARGS_EVAL_LENGTHS)) {
-        if (args_lengths("eval-lengths", args_get(&a, ARGS_EVAL_LENGTHS), j->c.max_len,
-                         j->lens, &j->nl))
-            return ARGS_EXIT_USAGE;
-    } else {
-        j->nl = default_eval_lengths(&j->c, j->lens);
-    }
-    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples))
+    /* every value of a flag given twice is checked; the last one is kept */
+    if (args_lengths_of(&a, ARGS_EVAL_LENGTHS, j->c.max_len, j->lens, &j->nl))
         return ARGS_EXIT_USAGE;
-    if (args_get(&a, ARGS_COST_LENGTHS) &&
-        args_lengths("cost-lengths", args_get(&a, ARGS_COST_LENGTHS), j->c.max_len,
-                     j->cost_lens, &j->ncost))
+    if (j->nl == 0)
+        j->nl = default_eval_lengths(&j->c, j->lens);
+    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples) ||
+        args_lengths_of(&a, ARGS_COST_LENGTHS, j->c.max_len, j->cost_lens, &j->ncost))
         return ARGS_EXIT_USAGE;
     char err[ARGS_ERR_MAX];
-    if (args_get(&a, ARGS_TRACE) &&
-        task_parse_tokens(args_get(&a, ARGS_TRACE), j->trace_src, j->c.max_len, j->c.symbols,
-                          &j->trace_len, err, sizeof err) != 0)
-        return args_usage_error("--trace: %s", err);
+    const char *trace;
+    for (size_t k = 0; (trace = args_nth(&a, ARGS_TRACE, k)) != NULL; k++)
+        if (task_parse_tokens(trace, j->trace_src, j->c.max_len, j->c.symbols, &j->trace_len,
+                              err, sizeof err) != 0)
+            return args_usage_error("--trace: %s", err);
+    /* --out was checked as a path (args_path): at most ARGS_PATH_MAX characters, so it
+     * fits whole */
     if (args_get(&a, ARGS_OUT))
         snprintf(j->dir, sizeof j->dir, "%s", args_get(&a, ARGS_OUT));
     else
@@ -209,73 +259,22 @@ int cmd_train_check(int argc, char **argv)
     return args_exit(parse_train(argc, argv, &j, &resume));
 }
 
-/* The arguments of a train command, one per line (args.txt), so --resume can parse the
- * very same command again. */
-typedef struct command_text {
-    int argc;
-    char **argv;
-} command_text;
-
-static int write_args(FILE *f, const void *ctx)
-{
-    const command_text *t = ctx;
-    for (int i = 1; i < t->argc; i++)
-        fprintf(f, "%s\n", t->argv[i]);
-    return ferror(f) ? -1 : 0;
-}
-
-/* Reads DIR/args.txt back into an argument vector (argv[0] = "train"); the strings live in
- * *text (free it and the vector). Returns the count, or -1. */
-static int read_args(const char *dir, char ***argv_out, char **text)
-{
-    char path[AFILE_PATH_MAX];
-    afile_join(path, sizeof path, dir, "args.txt");
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t cap = 0;
-    *text = NULL;
-    ssize_t got = getdelim(text, &cap, '\0', f);
-    fclose(f);
-    if (got < 0)
-        return -1;
-    int n = 1;
-    for (ssize_t i = 0; i < got; i++)
-        n += (*text)[i] == '\n';
-    char **v = calloc((size_t)n + 2, sizeof *v);
-    if (!v)
-        return -1;
-    int k = 0;
-    static char train_word[] = "train";
-    v[k++] = train_word;
-    for (char *p = *text, *nl; *p && k <= n; p = nl + 1) {
-        nl = strchr(p, '\n');
-        if (!nl)
-            break;
-        *nl = '\0';
-        v[k++] = p;
-    }
-    v[k] = NULL;
-    *argv_out = v;
-    return k;
-}
-
 /* ---- resuming ----------------------------------------------------------------------------- */
 
 /* Rebuilds the job of the stopped run in dir from its args.txt (keeping the --quiet and
- * --threads of this command) and loads its checkpoint.ckpt into *m and *st. Returns 0 or
- * the exit status after the message; *m and *st are the caller's to free either way. */
+ * --threads of this command), checks that args.txt, config.tsv and checkpoint.ckpt
+ * describe one run, and loads the checkpoint into *m and *st. Returns 0 or the exit
+ * status after the message; *m and *st are the caller's to free either way. */
 static int resume_job(train_job *j, const char *dir, model **m, ckpt_train_state *st)
 {
     char **rargv = NULL, *rtext = NULL, err[ARGS_ERR_MAX], path[AFILE_PATH_MAX];
     const int quiet = j->quiet;
     const size_t threads = j->threads;
-    int rargc = read_args(dir, &rargv, &rtext);
-    if (rargc < 0) {
-        free(rtext);
-        return args_run_error("--resume: %s holds no args.txt: not a run directory written "
-                              "by attnlab train", dir);
-    }
+    int rargc = traindir_read_args(dir, &rargv, &rtext);
+    if (rargc < 0)
+        return args_run_error("--resume: %s holds no args.txt: not a run directory of "
+                              "attnlab train, or its run stopped before it began (then start "
+                              "it again with its attnlab train command)", dir);
     const char *again = NULL;
     int rc = parse_train(rargc, rargv, j, &again);
     free(rargv);
@@ -292,10 +291,17 @@ static int resume_job(train_job *j, const char *dir, model **m, ckpt_train_state
     snprintf(j->dir, sizeof j->dir, "%s", dir);
     if (cmd_exists_in(j->dir, "eval.tsv"))
         return args_run_error("--resume: the run in %s has already finished", j->dir);
+    if (!cmd_exists_in(j->dir, "checkpoint.ckpt"))
+        return traindir_not_started(j->dir);
+    /* args.txt against config.tsv, then the checkpoint against config.tsv: every field */
+    if ((rc = traindir_check_args(j->dir, &j->c)) != 0)
+        return rc;
     afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
     *m = ckpt_load(path, st, err, sizeof err);
     if (!*m)
         return args_run_error("--resume: %s", err);
+    if ((rc = traindir_check_checkpoint(j->dir, &(*m)->cfg)) != 0)
+        return rc;
     if (!st->m || strcmp((*m)->ops->name, j->c.model) != 0 || st->n != (*m)->params.size)
         return args_run_error("--resume: %s holds no training state of this run", path);
     return 0;
@@ -316,57 +322,6 @@ static int restore_state(const ckpt_train_state *st, rng_streams *r, optim *o)
     memcpy(o->v, st->v, o->n * sizeof *o->v);
     o->t = st->step;
     return 0;
-}
-
-/* Copies the lines of the log at path whose step is at most `step` into log and returns
- * the seconds column of the last one (0 when none). Each line's validation is fed to the
- * stopping rule again, so best (its weights excepted: best.ckpt holds them) is what the
- * run had at that step. */
-static double restore_log(const char *path, size_t step, FILE *log, train_best *best,
-                          const config *c)
-{
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    double seconds = 0;
-    int first = 1;
-    double *w = best->w;
-    best->w = NULL; /* the replay decides which step is best, not its weights */
-    while (f && getline(&line, &cap, f) > 0) {
-        if (first) { /* the header: already written */
-            first = 0;
-            continue;
-        }
-        unsigned long long s;
-        double sec, skip, vloss, vtok;
-        if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
-            break;
-        fputs(line, log);
-        seconds = sec;
-        if (sscanf(line, "%llu\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf", &s, &sec, &skip,
-                   &skip, &skip, &skip, &skip, &skip, &vloss, &vtok) == 10)
-            train_val_update(best, c, (size_t)s, sec, vtok, vloss, NULL, 0);
-    }
-    best->w = w;
-    free(line);
-    if (f)
-        fclose(f);
-    return seconds;
-}
-
-/* Puts the weights of best.ckpt in dir into w (n doubles) when that file holds a model of
- * this size; else leaves w as it is. */
-static void restore_best(const char *dir, double *w, size_t n)
-{
-    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
-    afile_join(path, sizeof path, dir, "best.ckpt");
-    if (access(path, F_OK) != 0)
-        return;
-    model *b = ckpt_load(path, NULL, err, sizeof err);
-    if (b && b->params.size == n)
-        memcpy(w, b->params.data, n * sizeof *w);
-    if (b)
-        b->ops->free(b);
 }
 
 /* ---- the files of a run --------------------------------------------------------------------- */
@@ -587,19 +542,26 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     ckpt_ctx cc = {m, r, j->dir, &log, &best, 0};
     train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
     if (st) {
-        afile_join(path, sizeof path, j->dir, "train_log.tsv");
-        hooks.seconds_offset = restore_log(path, st->step, log.f, &best, c);
-        restore_best(j->dir, best.w, m->params.size);
+        hooks.seconds_offset = traindir_restore_log(j->dir, st->step, log.f, &best, c);
+        traindir_restore_best(j->dir, best.w, m->params.size);
         cc.best_saved = best.step;
     }
-    cmd_catch_stop_signals();
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
     int rc, tr = train_run(m, task_lookup(c->task), c, r, o, first, log.f, progress, &hooks,
                            &best, &ts, err, sizeof err);
     if (tr == TRAIN_STOPPED) {
         /* save where we are, so --resume continues exactly from here */
+        afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
         if (ts.steps >= first && save_resumable(&cc, ts.steps, o) != 0) {
             rc = ARGS_EXIT_RUNTIME;
+        } else if (access(path, F_OK) != 0) {
+            /* stopped before the first step of a new run: nothing to resume */
+            char *again = traindir_restart_command(j->dir);
+            fprintf(stderr, "%s: stopped by signal %d before its first step; start it again "
+                    "with: %s\n", args_command(), (int)cmd_stop_signal,
+                    again ? again : "the same command");
+            free(again);
+            rc = cmd_stopped_status();
         } else {
             fprintf(stderr, "%s: stopped by signal %d after step %zu; resume with: attnlab "
                     "train --resume %s\n", args_command(), (int)cmd_stop_signal, ts.steps,
@@ -632,22 +594,25 @@ int cmd_train(int argc, char **argv)
     int rc = parse_train(argc, argv, &j, &resume);
     if (rc)
         return args_exit(rc);
-    char err[ARGS_ERR_MAX];
     ckpt_train_state st = {0};
     model *m = NULL;
     rng_streams r;
     optim o;
+    runlock lock = {-1};
     memset(&r, 0, sizeof r);
     memset(&o, 0, sizeof o);
+    /* one writer per directory, from before the first file is read until the exit */
+    rc = resume ? traindir_lock_existing(&lock, resume)
+                : traindir_claim(&lock, j.dir, &j.c, j.force);
+    if (rc)
+        goto out;
+    /* from here a stop signal ends the run in order, however early it comes */
+    cmd_catch_stop_signals();
+    watch_parent();
     if (resume && (rc = resume_job(&j, resume, &m, &st)) != 0)
         goto out;
     const config *c = &j.c;
-    if (afile_mkdirs(j.dir, err, sizeof err) != 0) {
-        rc = args_run_error("--out: %s", err);
-        goto out;
-    }
-    command_text at = {argc, argv};
-    if (!resume && (cmd_write_file(j.dir, "args.txt", write_args, &at) != 0 ||
+    if (!resume && (traindir_write_args(j.dir, argc, argv) != 0 ||
                     cmd_write_file(j.dir, "config.tsv", write_config, c) != 0)) {
         rc = ARGS_EXIT_RUNTIME;
         goto out;
@@ -678,5 +643,6 @@ out:
     if (m)
         m->ops->free(m);
     ckpt_train_state_free(&st);
+    runlock_release(&lock);
     return rc;
 }

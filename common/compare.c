@@ -8,6 +8,10 @@
  * computation can be spread over many machines. A preset names the steps, lengths and
  * seeds of a documented experiment; flags given after it override it. When every run
  * has ended the runs are merged exactly as `attnlab report DIR` would merge them.
+ *
+ * One compare per directory: it holds DIR/.lock (runlock.h) from before it looks at the
+ * runs until it exits. Each model may appear once in --models: two runs of one model and
+ * seed would share one run directory.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@
 #include "compare.h"
 #include "config.h"
 #include "model.h"
+#include "runlock.h"
 #include "train.h"
 
 /* The experiment presets. Steps and lengths were chosen from measured runs (see
@@ -71,15 +76,21 @@ void cmd_compare_help(void)
         "The default preset is quick. Sequences per evaluation length (--samples): smoke 32,\n"
         "quick 128, full 256.\n"
         "\n"
-        "  --models LIST   comma-separated (default: %s)\n"
+        "  --models LIST   comma-separated, each model once (default: %s)\n"
         "  --seeds N       seeds 1..N\n"
         "  --jobs N        runs at once (default: the number of cores)\n"
-        "  --out DIR       comparison directory (default results/compare)\n"
+        "  --out DIR       comparison directory (default results/compare); one compare at\n"
+        "                  a time: a directory in use by another is refused, a run still\n"
+        "                  locked by a run of an earlier compare is waited for\n"
         "  --task, --steps, --batch, --symbols, --threads, --log-every: as for train (the\n"
         "                  same for every model; sizes stay each model's own)\n"
         "  --print-jobs    print one self-contained 'attnlab train' command per run and\n"
         "                  stop, to spread the runs with GNU parallel or job arrays; then\n"
         "                  merge them with 'attnlab report DIR'\n"
+        "\n"
+        "A flag given twice keeps its last value, and only when every value given is valid.\n"
+        "A run directory under DIR holding a run of another command is never replaced:\n"
+        "compare refuses to start.\n"
         "\n"
         "Examples:\n"
         "  attnlab compare --preset quick --out results/demo\n"
@@ -95,7 +106,7 @@ typedef struct compare_plan {
     const preset *ps;
     const model_ops *list[ARGS_MAX_MODELS];
     size_t nm;
-    char models[256];               /* the list as given (or every model), for the manifest */
+    char models[ARGS_MAX_MODELS * CONFIG_STR_MAX]; /* the names joined, for the manifest */
     size_t seeds, samples, jobs;
     const char *eval_spec;          /* --eval-lengths as given, or the preset's */
     const char *out;
@@ -138,14 +149,15 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
                                     "train to change its sizes)", name);
     }
     p->ps = DEFAULT_PRESET;
-    if (args_get(&a, ARGS_PRESET)) {
+    const char *name;
+    for (size_t g = 0; (name = args_nth(&a, ARGS_PRESET, g)) != NULL; g++) {
         p->ps = NULL;
         for (size_t k = 0; k < N_PRESETS; k++)
-            if (strcmp(presets[k].name, args_get(&a, ARGS_PRESET)) == 0)
+            if (strcmp(presets[k].name, name) == 0)
                 p->ps = &presets[k];
         if (!p->ps)
             return args_usage_error("--preset: unknown preset '%s' (accepted: smoke, quick, "
-                                    "full)", args_get(&a, ARGS_PRESET));
+                                    "full)", name);
     }
     const model_ops *none;
     const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps};
@@ -161,17 +173,28 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
         return ARGS_EXIT_USAGE;
     p->eval_spec = args_get(&a, ARGS_EVAL_LENGTHS) ? args_get(&a, ARGS_EVAL_LENGTHS)
                                                    : p->ps->eval_lengths;
-    static size_t lens[ARGS_MAX_LENGTHS]; /* checked here, passed on as text */
+    static size_t lens[ARGS_MAX_LENGTHS]; /* checked here (every value), passed on as text */
     size_t nl;
-    if (args_lengths("eval-lengths", p->eval_spec, p->c.max_len, lens, &nl))
+    if (args_lengths_of(&a, ARGS_EVAL_LENGTHS, p->c.max_len, lens, &nl) ||
+        args_lengths("eval-lengths", p->eval_spec, p->c.max_len, lens, &nl))
         return ARGS_EXIT_USAGE;
-    if (args_get(&a, ARGS_MODELS))
-        snprintf(p->models, sizeof p->models, "%s", args_get(&a, ARGS_MODELS));
-    else
-        args_all_models(p->models, sizeof p->models);
-    if (args_models(p->models, p->list, &p->nm))
+    /* the list was checked by args_parse: known names, each once */
+    if (args_models(args_get(&a, ARGS_MODELS), p->list, &p->nm))
         return ARGS_EXIT_USAGE;
+    if (args_join_models(p->list, p->nm, p->models, sizeof p->models) != 0)
+        return args_usage_error("--models: the names do not fit in %zu characters",
+                                sizeof p->models);
     p->out = args_get(&a, ARGS_OUT) ? args_get(&a, ARGS_OUT) : "results/compare";
+    /* every run directory below --out (OUT/runs/MODEL-sSEED) must be a path train takes */
+    size_t widest = 0;
+    for (size_t k = 0; k < p->nm; k++)
+        if (strlen(p->list[k]->name) > widest)
+            widest = strlen(p->list[k]->name);
+    const size_t room = strlen("/runs/-s") + widest + (size_t)snprintf(NULL, 0, "%zu", p->seeds);
+    if (strlen(p->out) + room > ARGS_PATH_MAX)
+        return args_usage_error("--out: the path is %zu characters long, too long for the run "
+                                "directories under it (accepted: at most %zu)",
+                                strlen(p->out), ARGS_PATH_MAX - room);
     *print_jobs = args_get(&a, ARGS_PRINT_JOBS) != NULL;
     /* each job runs this same program: found without /proc where there is none */
     if (buildinfo_self_path(p->exe, sizeof p->exe) != 0)
@@ -181,8 +204,9 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
 }
 
 /* Fills the job list: seed-major, models in the order given, each with the complete
- * train command of its run. */
-static void make_jobs(const compare_plan *p, compare_job *jl)
+ * train command of its run. Returns 0, or -1 when memory runs out or a command needs
+ * more than COMPARE_MAX_ARGS arguments. */
+static int make_jobs(const compare_plan *p, compare_job *jl)
 {
     const config *c = &p->c;
     /* the trace example: the first digits of pi, cut to the training range */
@@ -194,31 +218,34 @@ static void make_jobs(const compare_plan *p, compare_job *jl)
         snprintf(w, sizeof w, i ? " %d" : "%d", pi[i] % (int)c->symbols);
         strcat(trace, w);
     }
+    int bad = 0;
     for (size_t s = 0; s < p->seeds; s++)
         for (size_t m = 0; m < p->nm; m++) {
             compare_job *j = &jl[s * p->nm + m];
             snprintf(j->model, sizeof j->model, "%s", p->list[m]->name);
             j->seed = s + 1;
             j->state = COMPARE_WAITING;
+            /* fits: parse_compare checked the longest of these against ARGS_PATH_MAX */
             snprintf(j->dir, sizeof j->dir, "%s/runs/%s-s%lu", p->out, j->model, j->seed);
-            compare_job_arg(j, "%s", p->exe);
-            compare_job_arg(j, "train");
-            compare_job_arg(j, "--model=%s", j->model);
-            compare_job_arg(j, "--task=%s", c->task);
-            compare_job_arg(j, "--symbols=%zu", c->symbols);
-            compare_job_arg(j, "--train-len=%zu:%zu", c->train_min, c->train_max);
-            compare_job_arg(j, "--steps=%zu", c->steps);
-            compare_job_arg(j, "--batch=%zu", c->batch);
-            compare_job_arg(j, "--seed=%lu", j->seed);
-            compare_job_arg(j, "--threads=%zu", c->threads);
-            compare_job_arg(j, "--log-every=%zu", c->log_every);
-            compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
-            compare_job_arg(j, "--samples=%zu", p->samples);
-            compare_job_arg(j, "--cost-lengths=%s", p->ps->cost_lengths);
-            compare_job_arg(j, "--trace=%s", trace);
-            compare_job_arg(j, "--out=%s", j->dir);
-            compare_job_arg(j, "--quiet");
+            bad |= compare_job_arg(j, "%s", p->exe);
+            bad |= compare_job_arg(j, "train");
+            bad |= compare_job_arg(j, "--model=%s", j->model);
+            bad |= compare_job_arg(j, "--task=%s", c->task);
+            bad |= compare_job_arg(j, "--symbols=%zu", c->symbols);
+            bad |= compare_job_arg(j, "--train-len=%zu:%zu", c->train_min, c->train_max);
+            bad |= compare_job_arg(j, "--steps=%zu", c->steps);
+            bad |= compare_job_arg(j, "--batch=%zu", c->batch);
+            bad |= compare_job_arg(j, "--seed=%lu", j->seed);
+            bad |= compare_job_arg(j, "--threads=%zu", c->threads);
+            bad |= compare_job_arg(j, "--log-every=%zu", c->log_every);
+            bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
+            bad |= compare_job_arg(j, "--samples=%zu", p->samples);
+            bad |= compare_job_arg(j, "--cost-lengths=%s", p->ps->cost_lengths);
+            bad |= compare_job_arg(j, "--trace=%s", trace);
+            bad |= compare_job_arg(j, "--out=%s", j->dir);
+            bad |= compare_job_arg(j, "--quiet");
         }
+    return bad ? -1 : 0;
 }
 
 /* The time now, UTC, ISO 8601. */
@@ -239,21 +266,34 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
     now_text(started, sizeof started);
     const double t0 = train_now();
     const size_t todo = compare_skip_finished(jl, njobs);
+    if (compare_check_dirs(jl, njobs) != 0)
+        return -1;
     fprintf(stderr, "%s: %zu runs (%zu models x %zu seeds), %zu to do, %zu at a time, "
             "into %s\n", args_command(), njobs, p->nm, p->seeds, todo, p->jobs, p->out);
     const size_t failed = compare_schedule(jl, njobs, todo, p->jobs, p->exe);
     now_text(finished, sizeof finished);
-    char command[2048] = "attnlab";
-    for (int i = 0; i < argc; i++) {
-        strncat(command, " ", sizeof command - strlen(command) - 1);
-        strncat(command, argv[i], sizeof command - strlen(command) - 1);
+    /* the command as typed, whole: a stream that grows */
+    char *command = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&command, &len);
+    if (!f) {
+        args_run_error("out of memory");
+        return -1;
+    }
+    fputs("attnlab", f);
+    for (int i = 0; i < argc; i++)
+        fprintf(f, " %s", argv[i]);
+    if (fclose(f) != 0) {
+        free(command);
+        args_run_error("out of memory");
+        return -1;
     }
     compare_manifest mf = {&p->c,  p->ps->name, p->models, p->eval_spec, command,
                            p->seeds, p->jobs,   p->samples, jl,         njobs,
                            train_now() - t0,    started,   finished};
-    if (compare_write_manifest(p->out, &mf) != 0)
-        return -1;
-    return (long)failed;
+    const int bad = compare_write_manifest(p->out, &mf);
+    free(command);
+    return bad ? -1 : (long)failed;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -269,28 +309,41 @@ int cmd_compare(int argc, char **argv)
     compare_job *jl = calloc(njobs, sizeof *jl);
     if (!jl)
         return args_run_error("out of memory");
-    make_jobs(&p, jl);
-    if (print_jobs) {
+    runlock lock = {-1};
+    long failed = 0;
+    if (make_jobs(&p, jl) != 0) {
+        rc = args_run_error("out of memory, or a job of more than %d arguments "
+                            "(COMPARE_MAX_ARGS)", COMPARE_MAX_ARGS);
+    } else if (print_jobs) {
         for (size_t k = 0; k < njobs; k++)
             compare_job_print(stdout, &jl[k]);
-        free(jl);
-        return 0;
+    } else if (afile_mkdirs(p.out, err, sizeof err) != 0) {
+        rc = args_run_error("--out: %s", err);
+    } else if ((rc = runlock_take(&lock, p.out, err, sizeof err)) != 0) {
+        rc = rc == RUNLOCK_IN_USE
+                 ? args_run_error("%s; wait for it to end, or choose another --out", err)
+                 : args_run_error("--out: %s", err);
+    } else {
+        failed = run_jobs(&p, jl, njobs, argc, argv);
+        if (failed < 0)
+            rc = ARGS_EXIT_RUNTIME;
     }
-    if (afile_mkdirs(p.out, err, sizeof err) != 0) {
-        free(jl);
-        return args_run_error("--out: %s", err);
-    }
-    const long failed = run_jobs(&p, jl, njobs, argc, argv);
+    compare_jobs_free(jl, njobs);
     free(jl);
-    if (failed < 0)
-        return ARGS_EXIT_RUNTIME;
+    if (rc || print_jobs) {
+        runlock_release(&lock);
+        return rc;
+    }
     if (cmd_stop_signal) {
         fprintf(stderr, "%s: stopped by signal %d; the finished runs are kept and the "
                 "stopped ones saved their state: run the same command again to resume\n",
                 args_command(), (int)cmd_stop_signal);
+        runlock_release(&lock);
         return cmd_stopped_status();
     }
-    if ((rc = cmd_report_dir(p.out)) != 0)
+    rc = cmd_report_dir(p.out);
+    runlock_release(&lock);
+    if (rc != 0)
         return rc;
     if (failed)
         return args_run_error("%zu of %zu runs failed (their messages are above); rerun the "

@@ -10,6 +10,13 @@
  * SKIPPED: finished by an earlier invocation of the same command (its eval.tsv exists
  * and its command.txt matches). STOPPED: ended by SIGINT/SIGTERM with its state saved,
  * so the same command later resumes it with `attnlab train --resume`.
+ *
+ * Ownership. compare holds the lock of its directory (runlock.h) while it runs, so a
+ * second compare on the same directory is refused; each run holds its own run
+ * directory's lock. The runs stay in compare's process group, and each watches compare
+ * (CMD_PARENT_ENV): killed by any signal, SIGKILL included, compare leaves no run
+ * writing on. A run directory still locked when a job is due (a run of an earlier
+ * compare saving its state) is waited for, then looked at again.
  */
 #ifndef ATTNLAB_COMPARE_H
 #define ATTNLAB_COMPARE_H
@@ -36,17 +43,22 @@ typedef struct compare_job {
     char model[CONFIG_STR_MAX];
     unsigned long seed;
     char dir[AFILE_PATH_MAX];              /* its run directory */
-    char *argv[COMPARE_MAX_ARGS + 1];      /* the train command, NULL-terminated */
-    char buf[COMPARE_MAX_ARGS][256];       /* storage of its arguments */
+    char *argv[COMPARE_MAX_ARGS + 1];      /* the train command, NULL-terminated; each
+                                            * argument allocated whole (compare_jobs_free) */
     int argc;
     pid_t pid;                             /* while RUNNING */
     double start, seconds;                 /* wall time of its process */
     compare_state state;
 } compare_job;
 
-/* Appends one argument, formatted as by printf, to the command of j. */
-__attribute__((format(printf, 2, 3))) void compare_job_arg(compare_job *j, const char *fmt,
-                                                           ...);
+/* Appends one argument, formatted as by printf and allocated whole, to the command of
+ * j. Returns 0, or -1 when memory runs out or j already has COMPARE_MAX_ARGS arguments
+ * (nothing appended). */
+__attribute__((format(printf, 2, 3))) int compare_job_arg(compare_job *j, const char *fmt,
+                                                          ...);
+
+/* Frees the arguments of the n jobs (not the array). */
+void compare_jobs_free(compare_job *jobs, size_t n);
 
 /* Prints the command of j as one shell line, quoting the arguments that need it. */
 void compare_job_print(FILE *f, const compare_job *j);
@@ -55,12 +67,21 @@ void compare_job_print(FILE *f, const compare_job *j);
  * so on standard error. Returns the number of jobs left to do. */
 size_t compare_skip_finished(compare_job *jobs, size_t n);
 
+/* Refuses to start when the directory of a job left to do holds a run (model.ckpt,
+ * eval.tsv or checkpoint.ckpt) that another command made (its command.txt differs):
+ * such a run is never replaced. Returns 0, or the runtime status after one line naming
+ * the directory. */
+int compare_check_dirs(const compare_job *jobs, size_t n);
+
 /* Runs the jobs not SKIPPED, at most at_once processes at a time, each as
  * `exe train ...` (or `exe train --resume DIR --quiet` for a job stopped earlier with
  * its state saved), writing DIR/command.txt before it starts and reporting each end on
- * standard error ("[k/todo] MODEL seed S: done in T s"). On SIGINT or SIGTERM
- * (cmd_stop_signal) it starts nothing more, passes the signal on to the running jobs
- * and waits for them. Returns the number of jobs FAILED. */
+ * standard error ("[k/todo] MODEL seed S: done in T s"). A job whose directory another
+ * process has locked is waited for (said once on standard error), then looked at again:
+ * skipped if that process finished it. Every run gets this process's pid in
+ * CMD_PARENT_ENV. On SIGINT or SIGTERM (cmd_stop_signal) it starts nothing more, passes
+ * the signal on to the running jobs and waits for them. Returns the number of jobs
+ * FAILED. */
 size_t compare_schedule(compare_job *jobs, size_t n, size_t todo, size_t at_once,
                         const char *exe);
 

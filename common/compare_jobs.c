@@ -8,7 +8,9 @@
  * command.txt must hold the same command), which is what lets an interrupted comparison
  * resume and lets the same job list run on other machines. A job's state is a
  * compare_state; the exit status of its process decides the state it ends in (0 DONE,
- * 130 or 143 STOPPED with its state saved, anything else FAILED).
+ * 130 or 143 STOPPED with its state saved, anything else FAILED). A job's command has no
+ * length limit: each argument is allocated to its size, and the texts compared with
+ * command.txt are built in memory streams that grow.
  */
 #include "compare.h"
 
@@ -24,33 +26,46 @@
 #include "buildinfo.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
+#include "runlock.h"
 #include "train.h"
 
 /* ---- the command of a job -------------------------------------------------------------- */
 
-void compare_job_arg(compare_job *j, const char *fmt, ...)
+int compare_job_arg(compare_job *j, const char *fmt, ...)
 {
     if (j->argc == COMPARE_MAX_ARGS)
-        return;
+        return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(j->buf[j->argc], sizeof j->buf[0], fmt, ap);
+    const int len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    j->argv[j->argc] = j->buf[j->argc];
-    j->argc++;
+    char *arg = len < 0 ? NULL : malloc((size_t)len + 1);
+    if (!arg)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(arg, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    j->argv[j->argc++] = arg;
     j->argv[j->argc] = NULL;
+    return 0;
+}
+
+void compare_jobs_free(compare_job *jobs, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        for (int i = 0; i < jobs[k].argc; i++)
+            free(jobs[k].argv[i]);
+        jobs[k].argc = 0;
+        jobs[k].argv[0] = NULL;
+    }
 }
 
 void compare_job_print(FILE *f, const compare_job *j)
 {
     for (int i = 0; i < j->argc; i++) {
-        const char *s = j->argv[i];
-        int plain = *s != '\0';
-        for (const char *p = s; *p; p++)
-            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=",
-                        *p))
-                plain = 0;
-        fprintf(f, plain ? "%s%s" : "%s'%s'", i ? " " : "", s);
+        if (i)
+            fputc(' ', f);
+        cmd_shell_word(f, j->argv[i]);
     }
     fputc('\n', f);
 }
@@ -68,23 +83,23 @@ static int write_command(FILE *f, const void *ctx)
 /* Did an earlier invocation start job j with the same command (DIR/command.txt)? */
 static int same_command(const compare_job *j)
 {
-    char path[AFILE_PATH_MAX], *text = NULL, want[8192];
-    size_t cap = 0;
+    char path[AFILE_PATH_MAX], *text = NULL, *want = NULL;
+    size_t cap = 0, want_len = 0;
     if (afile_join(path, sizeof path, j->dir, "command.txt") != 0)
         return 0;
-    FILE *f = fopen(path, "r"), *mem = fmemopen(want, sizeof want, "w");
-    if (!f || !mem) {
-        if (f)
-            fclose(f);
-        if (mem)
-            fclose(mem);
+    FILE *f = fopen(path, "r");
+    if (!f)
         return 0;
-    }
-    write_command(mem, j);
-    fclose(mem);
-    ssize_t got = getline(&text, &cap, f);
+    const ssize_t got = getline(&text, &cap, f);
     fclose(f);
-    int same = got > 0 && strcmp(text, want) == 0;
+    FILE *mem = open_memstream(&want, &want_len);
+    int same = 0;
+    if (mem) {
+        write_command(mem, j);
+        if (fclose(mem) == 0)
+            same = got > 0 && strcmp(text, want) == 0;
+    }
+    free(want);
     free(text);
     return same;
 }
@@ -100,6 +115,24 @@ static int job_resumable(const compare_job *j)
 {
     return !cmd_exists_in(j->dir, "eval.tsv") && cmd_exists_in(j->dir, "checkpoint.ckpt") &&
            cmd_exists_in(j->dir, "args.txt") && same_command(j);
+}
+
+/* Does dir hold a run, finished or stopped with its state saved? */
+static int holds_run(const char *dir)
+{
+    return cmd_exists_in(dir, "model.ckpt") || cmd_exists_in(dir, "eval.tsv") ||
+           cmd_exists_in(dir, "checkpoint.ckpt");
+}
+
+int compare_check_dirs(const compare_job *jobs, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (jobs[k].state != COMPARE_SKIPPED && holds_run(jobs[k].dir) &&
+            !same_command(&jobs[k]))
+            return args_run_error("%s holds a run that another command made (its "
+                                  "command.txt differs); choose another --out, or remove "
+                                  "that directory", jobs[k].dir);
+    return 0;
 }
 
 size_t compare_skip_finished(compare_job *jobs, size_t n)
@@ -119,11 +152,41 @@ size_t compare_skip_finished(compare_job *jobs, size_t n)
 
 /* ---- the process manager ------------------------------------------------------------------ */
 
-/* Starts job j: writes its command.txt (unless it resumes) and forks `exe` on its
- * command. Returns 0, or -1 when it could not start (the job is then FAILED). */
+/* Waits while another process holds the lock of j's directory (a run of an earlier
+ * compare still saving its state, or a train started by hand), saying so once. Returns
+ * 0 when the directory is free, -1 when a stop signal came first. */
+static int wait_for_dir(const compare_job *j)
+{
+    int said = 0;
+    long pid;
+    while ((pid = runlock_holder(j->dir)) > 0) {
+        if (cmd_stop_signal)
+            return -1;
+        if (!said)
+            fprintf(stderr, "%s %s seed %lu: %s is in use by another attnlab process "
+                    "(pid %ld); waiting for it to end\n", args_command(), j->model, j->seed,
+                    j->dir, pid);
+        said = 1;
+        usleep(100000);
+    }
+    return cmd_stop_signal ? -1 : 0;
+}
+
+/* Starts job j: waits for its directory, writes its command.txt (unless it resumes) and
+ * forks `exe` on its command. Returns 0 when it started; 1 when, after the wait, it
+ * turned out finished (SKIPPED) or a stop signal came (still WAITING); -1 when it could
+ * not start (FAILED). */
 static int start_job(compare_job *j, const char *exe)
 {
     char err[ARGS_ERR_MAX];
+    if (wait_for_dir(j) != 0)
+        return 1;
+    if (job_finished(j)) {
+        j->state = COMPARE_SKIPPED;
+        fprintf(stderr, "%s %s seed %lu: finished meanwhile, skipped\n", args_command(),
+                j->model, j->seed);
+        return 1;
+    }
     const int resume = job_resumable(j);
     if (!resume && (afile_mkdirs(j->dir, err, sizeof err) != 0 ||
                     cmd_write_file(j->dir, "command.txt", write_command, j) != 0)) {
@@ -134,6 +197,7 @@ static int start_job(compare_job *j, const char *exe)
         fprintf(stderr, "%s %s seed %lu: resuming from its checkpoint\n", args_command(),
                 j->model, j->seed);
     fflush(NULL);
+    /* the child stays in this process group: a signal to the group reaches every run */
     j->pid = fork();
     if (j->pid == 0) {
         static char train_w[] = "train", resume_w[] = "--resume", quiet_w[] = "--quiet";
@@ -172,7 +236,11 @@ size_t compare_schedule(compare_job *jobs, size_t n, size_t todo, size_t at_once
 {
     size_t next = 0, running = 0, ended = 0, failed = 0;
     int forwarded = 0;
+    char self[32];
     cmd_catch_stop_signals();
+    /* every run learns who started it, and stops once this process is gone */
+    snprintf(self, sizeof self, "%ld", (long)getpid());
+    setenv(CMD_PARENT_ENV, self, 1);
     while (ended < todo) {
         /* a stop signal: no new run starts; the running ones get the signal (when it was
          * sent to this process alone), save their state and exit; then this one does */
@@ -186,12 +254,15 @@ size_t compare_schedule(compare_job *jobs, size_t n, size_t todo, size_t at_once
             compare_job *j = &jobs[next++];
             if (j->state == COMPARE_SKIPPED)
                 continue;
-            if (start_job(j, exe) != 0) {
+            const int started = start_job(j, exe);
+            if (started < 0) {
                 failed++;
                 ended++;
-                continue;
+            } else if (started == 0) {
+                running++;
+            } else if (j->state == COMPARE_SKIPPED) {
+                ended++;
             }
-            running++;
         }
         if (running == 0)
             break;

@@ -1,0 +1,349 @@
+/* cmd_train_dir.c — the run directory of attnlab train: the lock, what the directory
+ * already holds, args.txt, and the agreement --resume demands (see cmd_train_dir.h).
+ *
+ * Design. Three records of one configuration live in a run directory: args.txt (the
+ * command, from which --resume rebuilds everything), config.tsv (every setting, written
+ * when the run began) and the configuration stored inside checkpoint.ckpt. They are
+ * compared field by field through config_format, the one text form of every field that
+ * round-trips exactly, so "differs" means what config.tsv would show.
+ */
+#include "cmd_train_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "afile.h"
+#include "cli_args.h"
+#include "checkpoint.h"
+#include "cli_cmd.h"
+
+/* Bytes of a config.tsv read back: a few hundred in practice. */
+#define CONFIG_TSV_MAX (1 << 20)
+
+/* ---- configurations ----------------------------------------------------------------------- */
+
+/* Reads dir/config.tsv over the generic defaults into c. Returns 0, or -1 when it is
+ * missing or not a configuration. */
+static int read_config_tsv(const char *dir, config *c)
+{
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    if (afile_join(path, sizeof path, dir, "config.tsv") != 0)
+        return -1;
+    char *text = afile_read(path, CONFIG_TSV_MAX, NULL);
+    if (!text)
+        return -1;
+    config_defaults(c);
+    const int bad = config_read_text(c, text, err, sizeof err);
+    free(text);
+    return bad ? -1 : 0;
+}
+
+/* The first field in which a and b differ: its index into config_fields, with the flag
+ * spelling in flag and the two values in va and vb; -1 when they agree on every field. */
+static long first_difference(const config *a, const config *b, char *flag, char *va,
+                             char *vb, size_t n)
+{
+    for (size_t k = 0; k < config_n_fields; k++) {
+        config_format(a, &config_fields[k], va, n);
+        config_format(b, &config_fields[k], vb, n);
+        if (strcmp(va, vb) != 0) {
+            config_flag_name(&config_fields[k], flag, n);
+            return (long)k;
+        }
+    }
+    return -1;
+}
+
+/* ---- claiming the directory ------------------------------------------------------------------ */
+
+/* The files a run writes, the mark of a finished run (eval.tsv) first: removed in this
+ * order by --force. */
+static const char *const run_files[] = {"eval.tsv",      "eval_positions.tsv", "model.ckpt",
+                                        "last.ckpt",     "best.ckpt",          "checkpoint.ckpt",
+                                        "build.tsv",     "cost.tsv",           "train_log.tsv",
+                                        "config.tsv",    "args.txt"};
+#define N_RUN_FILES (sizeof run_files / sizeof run_files[0])
+
+/* Removes dir/name unless it is already gone. Returns 0, or -1 after the message. */
+static int remove_in(const char *dir, const char *name)
+{
+    char path[AFILE_PATH_MAX];
+    if (afile_join(path, sizeof path, dir, name) != 0) {
+        args_run_error("%s/%s: path too long", dir, name);
+        return -1;
+    }
+    if (unlink(path) != 0 && errno != ENOENT) {
+        args_run_error("--force: cannot remove %s: %s (nothing of the new run was written)",
+                       path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes the files of the earlier run in dir (--force), the tables in trace/ included. */
+static int clear_run(const char *dir)
+{
+    for (size_t k = 0; k < N_RUN_FILES; k++)
+        if (remove_in(dir, run_files[k]) != 0)
+            return -1;
+    char trace[AFILE_PATH_MAX];
+    if (afile_join(trace, sizeof trace, dir, "trace") != 0)
+        return 0;
+    DIR *d = opendir(trace);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        const size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".tsv") == 0)
+            rc = remove_in(trace, e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Refuses the run in dir that a new run would replace: says what it is and how to go
+ * on. Returns the runtime status. */
+static int refuse_replacing(const char *dir, const config *c)
+{
+    if (!cmd_exists_in(dir, "model.ckpt") && !cmd_exists_in(dir, "eval.tsv"))
+        return args_run_error("%s holds a stopped run (checkpoint.ckpt); resume it with "
+                              "'attnlab train --resume %s', or add --force to start again",
+                              dir, dir);
+    config old;
+    char flag[CONFIG_STR_MAX], here[CONFIG_STR_MAX], there[CONFIG_STR_MAX];
+    if (read_config_tsv(dir, &old) != 0)
+        return args_run_error("%s holds a finished run (model.ckpt or eval.tsv); choose "
+                              "another --out, or add --force to replace it", dir);
+    if (first_difference(&old, c, flag, there, here, sizeof flag) >= 0)
+        return args_run_error("%s holds a finished run of another configuration (--%s %s "
+                              "there, %s here); choose another --out, or add --force to "
+                              "replace it", dir, flag, there, here);
+    return args_run_error("%s holds a finished run of this configuration; choose another "
+                          "--out, or add --force to train it again", dir);
+}
+
+int traindir_claim(runlock *l, const char *dir, const config *c, int force)
+{
+    char err[ARGS_ERR_MAX];
+    l->fd = -1;
+    if (afile_mkdirs(dir, err, sizeof err) != 0)
+        return args_run_error("--out: %s", err);
+    const int locked = runlock_take(l, dir, err, sizeof err);
+    if (locked == RUNLOCK_IN_USE)
+        return args_run_error("%s; wait for it to end, or choose another --out", err);
+    if (locked != 0)
+        return args_run_error("--out: %s", err);
+    const int taken = cmd_exists_in(dir, "model.ckpt") || cmd_exists_in(dir, "eval.tsv") ||
+                      cmd_exists_in(dir, "checkpoint.ckpt");
+    int rc = 0;
+    if (taken && !force)
+        rc = refuse_replacing(dir, c);
+    else if (taken && clear_run(dir) != 0)
+        rc = ARGS_EXIT_RUNTIME;
+    if (rc)
+        runlock_release(l);
+    return rc;
+}
+
+int traindir_lock_existing(runlock *l, const char *dir)
+{
+    char err[ARGS_ERR_MAX];
+    struct stat st;
+    l->fd = -1;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return args_run_error("--resume: %s is not a directory (give the --out of the run "
+                              "to continue)", dir);
+    const int locked = runlock_take(l, dir, err, sizeof err);
+    if (locked != 0)
+        return args_run_error("--resume: %s%s", err,
+                              locked == RUNLOCK_IN_USE ? "; wait for it to end" : "");
+    return 0;
+}
+
+/* ---- args.txt ---------------------------------------------------------------------------- */
+
+/* The arguments of a train command, one per line. */
+typedef struct command_text {
+    int argc;
+    char **argv;
+} command_text;
+
+static int write_args(FILE *f, const void *ctx)
+{
+    const command_text *t = ctx;
+    for (int i = 1; i < t->argc; i++)
+        fprintf(f, "%s\n", t->argv[i]);
+    return ferror(f) ? -1 : 0;
+}
+
+int traindir_write_args(const char *dir, int argc, char **argv)
+{
+    command_text t = {argc, argv};
+    return cmd_write_file(dir, "args.txt", write_args, &t);
+}
+
+int traindir_read_args(const char *dir, char ***argv_out, char **text)
+{
+    char path[AFILE_PATH_MAX];
+    size_t len;
+    *text = NULL;
+    if (afile_join(path, sizeof path, dir, "args.txt") != 0 ||
+        !(*text = afile_read(path, CONFIG_TSV_MAX, &len)))
+        return -1;
+    size_t n = 1;
+    for (size_t i = 0; i < len; i++)
+        n += (*text)[i] == '\n';
+    char **v = calloc(n + 2, sizeof *v);
+    if (!v) {
+        free(*text);
+        *text = NULL;
+        return -1;
+    }
+    int k = 0;
+    static char train_word[] = "train";
+    v[k++] = train_word;
+    /* one argument per line; a NUL inside the file ends the text afile_read gave */
+    for (char *p = *text, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        *nl = '\0';
+        v[k++] = p;
+    }
+    v[k] = NULL;
+    *argv_out = v;
+    return k;
+}
+
+char *traindir_restart_command(const char *dir)
+{
+    char **v, *text, *out = NULL;
+    size_t len = 0;
+    const int n = traindir_read_args(dir, &v, &text);
+    if (n < 0)
+        return NULL;
+    FILE *f = open_memstream(&out, &len);
+    if (f) {
+        fputs("attnlab train", f);
+        for (int i = 1; i < n; i++) {
+            /* the run's --out, wherever it pointed then, becomes dir */
+            if (strcmp(v[i], "--out") == 0) {
+                i++;
+                continue;
+            }
+            if (strncmp(v[i], "--out=", 6) == 0)
+                continue;
+            fputc(' ', f);
+            cmd_shell_word(f, v[i]);
+        }
+        fputs(" --out ", f);
+        cmd_shell_word(f, dir);
+        if (fclose(f) != 0) {
+            free(out);
+            out = NULL;
+        }
+    }
+    free(v);
+    free(text);
+    return out;
+}
+
+int traindir_not_started(const char *dir)
+{
+    char *again = traindir_restart_command(dir);
+    int rc;
+    if (again)
+        rc = args_run_error("--resume: the run in %s stopped before its first checkpoint, so "
+                            "there is nothing to resume; start it again with: %s", dir, again);
+    else
+        rc = args_run_error("--resume: the run in %s stopped before its first checkpoint, so "
+                            "there is nothing to resume; start it again with its attnlab "
+                            "train command", dir);
+    free(again);
+    return rc;
+}
+
+/* ---- what --resume checks --------------------------------------------------------------- */
+
+int traindir_check_args(const char *dir, const config *from_args)
+{
+    config run;
+    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
+    if (read_config_tsv(dir, &run) != 0)
+        return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
+                              "start the run again with --force", dir);
+    if (first_difference(from_args, &run, flag, a, b, sizeof flag) >= 0)
+        return args_run_error("--resume: %s/args.txt gives --%s %s, but the run began with "
+                              "%s (its config.tsv): args.txt was changed; put it back, or "
+                              "start the run again with --force", dir, flag, a, b);
+    return 0;
+}
+
+int traindir_check_checkpoint(const char *dir, const config *stored)
+{
+    config run;
+    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
+    if (read_config_tsv(dir, &run) != 0)
+        return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
+                              "start the run again with --force", dir);
+    if (first_difference(stored, &run, flag, a, b, sizeof flag) >= 0)
+        return args_run_error("--resume: %s/checkpoint.ckpt is not this run's: it holds --%s "
+                              "%s, the run's config.tsv %s; put the run's own checkpoint "
+                              "back, or start the run again with --force", dir, flag, a, b);
+    return 0;
+}
+
+double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best *best,
+                            const config *c)
+{
+    char path[AFILE_PATH_MAX];
+    FILE *f = afile_join(path, sizeof path, dir, "train_log.tsv") == 0 ? fopen(path, "r")
+                                                                        : NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    double seconds = 0;
+    int first = 1;
+    double *w = best->w;
+    best->w = NULL; /* the replay decides which step is best, not its weights */
+    while (f && getline(&line, &cap, f) > 0) {
+        if (first) { /* the header: already written */
+            first = 0;
+            continue;
+        }
+        unsigned long long s;
+        double sec, skip, vloss, vtok;
+        if (sscanf(line, "%llu\t%lf", &s, &sec) != 2 || s > step)
+            break;
+        fputs(line, log);
+        seconds = sec;
+        /* columns 9 and 10: val_loss, val_token_acc (train.h) */
+        if (sscanf(line, "%llu\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf", &s, &sec, &skip,
+                   &skip, &skip, &skip, &skip, &skip, &vloss, &vtok) == 10)
+            train_val_update(best, c, (size_t)s, sec, vtok, vloss, NULL, 0);
+    }
+    best->w = w;
+    free(line);
+    if (f)
+        fclose(f);
+    return seconds;
+}
+
+void traindir_restore_best(const char *dir, double *w, size_t n)
+{
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    afile_join(path, sizeof path, dir, "best.ckpt");
+    if (access(path, F_OK) != 0)
+        return;
+    model *b = ckpt_load(path, NULL, err, sizeof err);
+    if (b && b->params.size == n)
+        memcpy(w, b->params.data, n * sizeof *w);
+    if (b)
+        b->ops->free(b);
+}
