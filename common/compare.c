@@ -28,23 +28,27 @@
 #include "runlock.h"
 #include "train.h"
 
-/* The experiment presets. Steps and lengths were chosen from measured runs (see
- * docs/compare.md): quick shows the effect in about five minutes on two cores; full is
- * the publication run. */
+/* The experiment presets. Every run validates at each log line and stops when it has
+ * converged (patience validations without an improvement: docs/compare.md, "Training to
+ * convergence"); steps is then the budget cap. Smoke has no patience: it tests the
+ * pipeline, not learning. Quick shows the effect in about four minutes on two cores; full
+ * is the publication run, whose cap leaves the LSTM room to converge (a seed of it still
+ * gained at 40,000 steps on 4:32; docs/compare.md). */
 typedef struct preset {
     const char *name;
     size_t seeds, steps, train_min, train_max, samples;
     const char *eval_lengths, *cost_lengths;
+    size_t log_every, patience; /* validation interval; validations without improvement */
     const char *about;
 } preset;
 
 static const preset presets[] = {
-    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16",
+    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0,
      "under a minute: every model, every figure, nothing learned (a test of the pipeline)"},
-    {"quick", 3, 3000, 4, 16, 128, "2:40:2", "8,16,32,64",
+    {"quick", 3, 3000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10,
      "about 4 minutes on 2 cores: the LSTM already falls off, attention holds"},
-    {"full", 5, 4000, 4, 32, 256, "2:96:2", "8,16,32,64,128",
-     "about an hour on 2 cores: 5 seeds, lengths to 96, the figures of docs/figures/"},
+    {"full", 5, 60000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20,
+     "each model to convergence (cap 60000 steps), 5 seeds, lengths to 96"},
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 #define DEFAULT_PRESET (&presets[1]) /* quick */
@@ -82,8 +86,10 @@ void cmd_compare_help(void)
         "  --out DIR       comparison directory (default results/compare); one compare at\n"
         "                  a time: a directory in use by another is refused, a run still\n"
         "                  locked by a run of an earlier compare is waited for\n"
-        "  --task, --steps, --batch, --symbols, --threads, --log-every: as for train (the\n"
-        "                  same for every model; sizes stay each model's own)\n"
+        "  --task, --steps, --batch, --symbols, --threads, --log-every, --patience,\n"
+        "  --min-delta, --val-samples\n"
+        "                  as for train (the same for every model; sizes stay each\n"
+        "                  model's own); --steps is the cap of a run that has not converged\n"
         "  --print-jobs    print one self-contained 'attnlab train' command per run and\n"
         "                  stop, to spread the runs with GNU parallel or job arrays; then\n"
         "                  merge them with 'attnlab report DIR'\n"
@@ -121,6 +127,8 @@ static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
     c->steps = ps->steps;
     c->train_min = ps->train_min;
     c->train_max = ps->train_max;
+    c->log_every = ps->log_every;
+    c->patience = ps->patience;
 }
 
 /* Parses a compare command line into p. Returns 0, ARGS_HELP_SHOWN, or the exit status
@@ -135,8 +143,9 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     if (rc)
         return rc;
     /* the settings a comparison may change; sizes stay each model's canonical ones */
-    static const char *const ok_fields[] = {"task", "steps", "batch", "symbols", "threads",
-                                            "log_every", NULL};
+    static const char *const ok_fields[] = {"task",      "steps",    "batch",
+                                            "symbols",   "threads",  "log_every",
+                                            "patience",  "min_delta", "val_samples", NULL};
     for (size_t k = 0; k < a.n_given; k++) {
         const char *name = config_fields[a.given[k]].name;
         size_t i = 0;
@@ -145,8 +154,9 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
         if (!ok_fields[i])
             return args_usage_error("--%s: compare trains each model with its own defaults "
                                     "(accepted here: --task, --steps, --batch, --symbols, "
-                                    "--threads, --log-every; train one model with attnlab "
-                                    "train to change its sizes)", name);
+                                    "--threads, --log-every, --patience, --min-delta, "
+                                    "--val-samples; train one model with attnlab train to "
+                                    "change its sizes)", name);
     }
     p->ps = DEFAULT_PRESET;
     const char *name;
@@ -238,6 +248,9 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
             bad |= compare_job_arg(j, "--seed=%lu", j->seed);
             bad |= compare_job_arg(j, "--threads=%zu", c->threads);
             bad |= compare_job_arg(j, "--log-every=%zu", c->log_every);
+            bad |= compare_job_arg(j, "--patience=%zu", c->patience);
+            bad |= compare_job_arg(j, "--min-delta=%.17g", c->min_delta);
+            bad |= compare_job_arg(j, "--val-samples=%zu", c->val_samples);
             bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
             bad |= compare_job_arg(j, "--samples=%zu", p->samples);
             bad |= compare_job_arg(j, "--cost-lengths=%s", p->ps->cost_lengths);
