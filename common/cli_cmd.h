@@ -81,6 +81,13 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
  * Returns the exit status (the error printed). */
 int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print);
 
+/* Measures the time of a training step and of decoding per sequence of m at the n lengths
+ * lens (bench_cost; sequences drawn from r) with the analytic FLOPs, and writes
+ * dir/cost.tsv (model len train_ms_per_seq flops_per_seq decode_ms_per_seq). Returns the
+ * exit status. */
+int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
+                     const char *dir);
+
 /* Set to the signal number by SIGINT or SIGTERM once cmd_catch_stop_signals has run:
  * training finishes its step and saves, compare starts no new run. */
 extern volatile sig_atomic_t cmd_stop_signal;

@@ -1,6 +1,7 @@
 /* cmd_inspect.c — the commands that look into a model: eval (accuracy per length, or the
  * answers to your own input), gradcheck (the backward pass against finite differences)
- * and attention (the matrices of one example); train reuses the evaluation and the trace.
+ * and attention (the matrices of one example); train reuses the evaluation, the trace
+ * and the measurement of the cost (cost.tsv).
  *
  * Design. eval and attention read a checkpoint, so the model's settings come from the
  * file and only the evaluation's own flags (and --seed, --threads) are taken; gradcheck
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "afile.h"
+#include "bench.h"
 #include "buildinfo.h"
 #include "checkpoint.h"
 #include "cli_args.h"
@@ -516,5 +518,48 @@ int cmd_attention(int argc, char **argv)
     }
     free(src);
     m->ops->free(m);
+    return rc;
+}
+
+/* ---- the cost of a trained model ---------------------------------------------------- */
+
+/* The cost of each requested length (cost.tsv): measured first, then written. */
+typedef struct cost_rows {
+    const char *model;
+    const size_t *lens;
+    size_t n;
+    double *train_ms, *flops, *decode_ms; /* (n) each */
+} cost_rows;
+
+static int write_cost(FILE *f, const void *ctx)
+{
+    const cost_rows *c = ctx;
+    fprintf(f, "model\tlen\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq\n");
+    for (size_t k = 0; k < c->n; k++)
+        fprintf(f, "%s\t%zu\t%.6g\t%.6g\t%.6g\n", c->model, c->lens[k], c->train_ms[k],
+                c->flops[k], c->decode_ms[k]);
+    return ferror(f) ? -1 : 0;
+}
+
+int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
+                        const char *dir)
+{
+    const task *t = task_lookup(m->cfg.task);
+    double *v = malloc(3 * n * sizeof *v);
+    if (!v)
+        return args_run_error("out of memory");
+    cost_rows c = {m->ops->name, lens, n, v, v + n, v + 2 * n};
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        const size_t L = lens[k];
+        if (bench_cost(m, t, L, m->cfg.batch, 3, r, &c.train_ms[k], &c.decode_ms[k]) != 0)
+            rc = args_run_error("measuring the cost at length %zu failed: %s", L,
+                                model_last_error()[0] ? model_last_error() : "out of memory");
+        else
+            c.flops[k] = m->ops->flops(&m->cfg, L, t->target_len(L));
+    }
+    if (rc == 0 && cmd_write_file(dir, "cost.tsv", write_cost, &c) != 0)
+        rc = ARGS_EXIT_RUNTIME;
+    free(v);
     return rc;
 }

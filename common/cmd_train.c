@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "afile.h"
-#include "bench.h"
 #include "buildinfo.h"
 #include "checkpoint.h"
 #include "cli_args.h"
@@ -373,49 +372,6 @@ static int write_build(FILE *f, const void *ctx)
     return ferror(f) ? -1 : 0;
 }
 
-/* The cost of each requested length (cost.tsv): measured first, then written. */
-typedef struct cost_rows {
-    const char *model;
-    const size_t *lens;
-    size_t n;
-    double *train_ms, *flops, *decode_ms; /* (n) each */
-} cost_rows;
-
-static int write_cost(FILE *f, const void *ctx)
-{
-    const cost_rows *c = ctx;
-    fprintf(f, "model\tlen\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq\n");
-    for (size_t k = 0; k < c->n; k++)
-        fprintf(f, "%s\t%zu\t%.6g\t%.6g\t%.6g\n", c->model, c->lens[k], c->train_ms[k],
-                c->flops[k], c->decode_ms[k]);
-    return ferror(f) ? -1 : 0;
-}
-
-/* Measures the cost of m at the n lengths lens (sequences drawn from r) and writes
- * dir/cost.tsv. Returns the exit status. */
-static int measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
-                        const char *dir)
-{
-    const task *t = task_lookup(m->cfg.task);
-    double *v = malloc(3 * n * sizeof *v);
-    if (!v)
-        return args_run_error("out of memory");
-    cost_rows c = {m->ops->name, lens, n, v, v + n, v + 2 * n};
-    int rc = 0;
-    for (size_t k = 0; k < n && rc == 0; k++) {
-        const size_t L = lens[k];
-        if (bench_cost(m, t, L, m->cfg.batch, 3, r, &c.train_ms[k], &c.decode_ms[k]) != 0)
-            rc = args_run_error("measuring the cost at length %zu failed: %s", L,
-                                model_last_error()[0] ? model_last_error() : "out of memory");
-        else
-            c.flops[k] = m->ops->flops(&m->cfg, L, t->target_len(L));
-    }
-    if (rc == 0 && cmd_write_file(dir, "cost.tsv", write_cost, &c) != 0)
-        rc = ARGS_EXIT_RUNTIME;
-    free(v);
-    return rc;
-}
-
 /* The periodic checkpoint: weights, Adam's moments, the three random streams, and the
  * log up to this step. */
 typedef struct ckpt_ctx {
@@ -426,28 +382,6 @@ typedef struct ckpt_ctx {
     train_best *best; /* the best validation so far, its weights in best->w */
     size_t best_saved; /* the step whose best weights best.ckpt holds (0: none) */
 } ckpt_ctx;
-
-/* Writes the model m with the weights w in place of its own (swapped in and back) to
- * dir/name; returns 0, or -1 after the message. */
-static int save_weights(model *m, const double *w, const char *dir, const char *name)
-{
-    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
-    arena *p = &m->params;
-    double *own = malloc(p->size * sizeof *own);
-    if (!own) {
-        args_run_error("out of memory");
-        return -1;
-    }
-    memcpy(own, p->data, p->size * sizeof *own);
-    memcpy(p->data, w, p->size * sizeof *own);
-    afile_join(path, sizeof path, dir, name);
-    int rc = ckpt_save(path, m, NULL, err, sizeof err);
-    memcpy(p->data, own, p->size * sizeof *own);
-    free(own);
-    if (rc != 0)
-        args_run_error("%s", err);
-    return rc;
-}
 
 static int save_resumable(void *p, size_t step, const optim *o)
 {
@@ -465,7 +399,7 @@ static int save_resumable(void *p, size_t step, const optim *o)
     }
     /* the weights of the best validation, when they changed since the last checkpoint */
     if (c->best->step && c->best->step != c->best_saved) {
-        if (save_weights(c->m, c->best->w, c->dir, "best.ckpt") != 0)
+        if (traindir_save_weights(c->m, c->best->w, c->dir, "best.ckpt") != 0)
             return -1;
         c->best_saved = c->best->step;
     }
@@ -502,7 +436,7 @@ static int finish_run(const train_job *j, model *m, rng_streams *r, const run_lo
         if ((rc = cmd_write_trace(m, j->trace_src, j->trace_len, tdir, 0)) != 0)
             return rc;
     }
-    if (j->ncost && (rc = measure_cost(m, j->cost_lens, j->ncost, r->s[RNG_EVAL], j->dir)))
+    if (j->ncost && (rc = cmd_measure_cost(m, j->cost_lens, j->ncost, r->s[RNG_EVAL], j->dir)))
         return rc;
     if (!j->quiet)
         fprintf(stderr, "trained in %.1f s; evaluating %zu lengths x %zu sequences\n",

@@ -347,3 +347,23 @@ void traindir_restore_best(const char *dir, double *w, size_t n)
     if (b)
         b->ops->free(b);
 }
+
+int traindir_save_weights(model *m, const double *w, const char *dir, const char *name)
+{
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    arena *p = &m->params;
+    double *own = malloc(p->size * sizeof *own);
+    if (!own) {
+        args_run_error("out of memory");
+        return -1;
+    }
+    memcpy(own, p->data, p->size * sizeof *own);
+    memcpy(p->data, w, p->size * sizeof *own);
+    afile_join(path, sizeof path, dir, name);
+    int rc = ckpt_save(path, m, NULL, err, sizeof err);
+    memcpy(p->data, own, p->size * sizeof *own);
+    free(own);
+    if (rc != 0)
+        args_run_error("%s", err);
+    return rc;
+}

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "model.h"
 #include "runlock.h"
 #include "train.h"
 
@@ -73,5 +74,10 @@ double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best 
 /* Puts the weights of dir/best.ckpt (the best validation before the stop) into w (n
  * doubles) when that file holds a model of this size; else leaves w as it is. */
 void traindir_restore_best(const char *dir, double *w, size_t n);
+
+/* Writes the model m with the weights w (m's number of parameters) in place of its own —
+ * swapped in, saved, swapped back — to dir/name (best.ckpt: the best validation's
+ * weights while the run goes on). Returns 0, or -1 after the message. */
+int traindir_save_weights(model *m, const double *w, const char *dir, const char *name);
 
 #endif
