@@ -469,9 +469,10 @@ END_TEST
 
 START_TEST(model_refusal_is_a_runtime_error)
 {
-    /* a source token the model must refuse (error contract of model.h): the trace ends
-     * with status 1 and one line that quotes the model's own message */
-    const model_ops *ops = model_registry[0];
+    /* a source token every model must refuse (error contract of model.h): the trace ends
+     * with status 1 and one line that quotes the model's own message; model _i of the
+     * registry */
+    const model_ops *ops = model_registry[_i];
     config c;
     config_defaults(&c);
     ops->defaults(&c);
@@ -508,6 +509,15 @@ START_TEST(model_refusal_is_a_runtime_error)
 }
 END_TEST
 
+/* The number of registered models. */
+static size_t cli_n_models(void)
+{
+    size_t n = 0;
+    while (model_registry[n])
+        n++;
+    return n;
+}
+
 Suite *make_cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -523,7 +533,7 @@ Suite *make_cli_suite(void)
     tcase_add_test(tc, unwritable_out_is_refused);
     tcase_add_test(tc, defaults_come_from_the_registry);
     tcase_add_test(tc, report_reads_runs_in_name_order);
-    tcase_add_test(tc, model_refusal_is_a_runtime_error);
+    tcase_add_loop_test(tc, model_refusal_is_a_runtime_error, 0, (int)cli_n_models());
     suite_add_tcase(s, tc);
     tc = tcase_create("runs");
     tcase_set_timeout(tc, 120);
