@@ -472,15 +472,16 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
     sync_dir(figdir);
     if (!missing) {
         fprintf(f, "figures drawn in %s/figures/ by:", shown);
+        int any = 0;
         for (size_t k = 0; k < N_FIGURES; k++)
             if (used[k])
-                fprintf(f, " %s.gp", figures[k].script);
-        fputc('\n', f);
+                fprintf(f, " %s.gp", figures[k].script), any = 1;
+        fputs(any ? "\n" : " (none)\n", f);
     }
     if (failed) {
         snprintf(err, n, "some figures were not drawn (the lines above name them); the "
-                 "tables are written; fix the cause (a full disk?) and run attnlab report %s "
-                 "again", shown);
+                 "tables in %s are written; fix the cause (a full disk?) and run the same "
+                 "command again", shown);
         return -1;
     }
     return 0;

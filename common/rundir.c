@@ -247,16 +247,19 @@ static int check_value(const table_ctx *t, const col_spec *c, const char *s, siz
     return 0;
 }
 
-/* Every cell of t must be text; names the first that is not. */
+/* Every cell of t must be text; names the first that is not, by its column, or in a
+ * key/value file by its key. */
 static int check_text(const tsv *t, const char *path, char *err, size_t n)
 {
+    const int kv = t->cols == 2 && strcmp(t->cell[0], "key") == 0;
     for (size_t r = 0; r <= t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
-            const char *s = t->cell[r * t->cols + c];
+            const char *s = t->cell[r * t->cols + c], *key = t->cell[r * t->cols];
             if (!rundir_is_text(s, NULL)) {
-                char shown[100];
+                char shown[100], field[100];
+                rundir_printable(kv && r > 0 && c > 0 ? key : t->cell[c], field, sizeof field);
                 snprintf(err, n, "%s line %zu, field %s: '%s' holds a control character or "
-                         "a byte that is not UTF-8", path, r + 1, t->cell[c],
+                         "a byte that is not UTF-8", path, r + 1, field,
                          rundir_printable(s, shown, sizeof shown));
                 return -1;
             }
@@ -387,16 +390,25 @@ static int load_config(rundir *r, const char *dir, char *err, size_t n)
         return -1;
     }
     int rc = 0;
-    size_t line = 1;
+    size_t line = 1, line_at = 0;
     for (size_t i = 0; rc == 0 && i < len;) {
         const unsigned char *p = (const unsigned char *)text + i;
         size_t k = *p == '\t' || *p == '\n' ? 1 : text_char(p);
         if (k == 0) {
-            snprintf(err, n, "%s line %zu: byte 0x%02x is a control character or not UTF-8",
-                     path, line, *p);
+            /* name the setting: the key, up to the tab, when the key itself is text */
+            char key[CONFIG_STR_MAX] = "", shown[100];
+            size_t kl = strcspn(text + line_at, "\t\n");
+            if (kl < sizeof key && line_at + kl < i) {
+                memcpy(key, text + line_at, kl);
+                key[kl] = '\0';
+            }
+            snprintf(err, n, "%s line %zu%s%s%s: byte 0x%02x is a control character or not "
+                     "UTF-8", path, line, key[0] ? " (" : "",
+                     rundir_printable(key, shown, sizeof shown), key[0] ? ")" : "", *p);
             rc = -1;
         }
-        line += *p == '\n';
+        if (*p == '\n')
+            line++, line_at = i + 1;
         i += k;
     }
     config_defaults(&r->cfg);
