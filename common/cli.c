@@ -170,6 +170,11 @@ int cmd_report(int argc, char **argv)
             return args_run_error("%s is not a directory", paths[i]);
         nr += cmd_collect_runs(paths[i], run_list, MAX_RUNS, nr);
     }
+    /* the list stops at MAX_RUNS: that many means some may have been left out */
+    if (nr >= MAX_RUNS)
+        return args_run_error("the paths hold %d run directories or more; one report merges "
+                              "at most %d (give fewer paths, or merge in parts)", MAX_RUNS,
+                              MAX_RUNS - 1);
     if (!out) {
         if (!cmd_exists_in(paths[0], "runs"))
             return args_usage_error("--out DIR is required when merging run directories");

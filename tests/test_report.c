@@ -486,6 +486,19 @@ START_TEST(many_runs_and_groups_are_all_reported)
     }
     free(text);
     result_free(&r);
+
+    /* more run directories than one report merges: refused, naming the limit */
+    fmt(dir, sizeof dir, "%s/c", base);
+    char cmd[2 * PATH_LEN];
+    fmt(cmd, sizeof cmd, "cd '%s' && mkdir -p runs && cd runs && for i in $(seq 1 4096); do "
+        "mkdir r$i && : > r$i/config.tsv || exit 1; done", dir);
+    mkdir_p(dir);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    run(&r, (const char *const[]){"report", dir, NULL}, NO_PLOTS, 0);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "4096 run directories or more; one report "
+                                                 "merges at most 4095"),
+                  "status %d: %.300s", r.status, r.err);
+    result_free(&r);
     remove_tree(base);
 }
 END_TEST
