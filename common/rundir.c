@@ -28,85 +28,6 @@
 #include "task.h"
 #include "tsv.h"
 
-/* ---- text ---------------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s that is not a control character, or 0. */
-static size_t text_char(const unsigned char *s)
-{
-    const unsigned c = s[0];
-    if (c < 0x20 || c == 0x7f)
-        return 0; /* C0 controls (tab and newline included: never inside a cell) and DEL */
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned long cp;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, cp = c & 0x07;
-    else
-        return 0; /* a continuation byte, an overlong lead (C0, C1) or beyond F4 */
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    static const unsigned long least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0; /* overlong, beyond Unicode, a surrogate */
-    if (cp >= 0x80 && cp <= 0x9f)
-        return 0; /* C1 controls */
-    return len;
-}
-
-int rundir_is_text(const char *s, size_t *bad)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (p[i]) {
-        size_t k = text_char(p + i);
-        if (!k) {
-            if (bad)
-                *bad = i;
-            return 0;
-        }
-        i += k;
-    }
-    return 1;
-}
-
-const char *rundir_printable(const char *s, char *buf, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t o = 0;
-    if (n < 8) {
-        if (n)
-            buf[0] = '\0';
-        return buf;
-    }
-    while (*p) {
-        size_t k = text_char(p), room = k ? k : 4;
-        if (o + room + 4 > n) { /* no room for this piece and the "..." that ends it */
-            memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (k) {
-            memcpy(buf + o, p, k);
-            o += k;
-            p += k;
-        } else {
-            snprintf(buf + o, n - o, "\\x%02x", *p);
-            o += 4;
-            p++;
-        }
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
 /* ---- values -------------------------------------------------------------------------- */
 
 /* What a column holds, and so which values it accepts. */
@@ -389,27 +310,37 @@ static int load_config(rundir *r, const char *dir, char *err, size_t n)
         snprintf(err, n, "%s: no readable config.tsv (not a finished run directory)", dir);
         return -1;
     }
+    /* every line is text, key<TAB>value: a byte that is not is named with its key */
     int rc = 0;
-    size_t line = 1, line_at = 0;
-    for (size_t i = 0; rc == 0 && i < len;) {
-        const unsigned char *p = (const unsigned char *)text + i;
-        size_t k = *p == '\t' || *p == '\n' ? 1 : text_char(p);
-        if (k == 0) {
-            /* name the setting: the key, up to the tab, when the key itself is text */
-            char key[CONFIG_STR_MAX] = "", shown[100];
-            size_t kl = strcspn(text + line_at, "\t\n");
-            if (kl < sizeof key && line_at + kl < i) {
-                memcpy(key, text + line_at, kl);
-                key[kl] = '\0';
+    if (memchr(text, '\0', len)) {
+        snprintf(err, n, "%s: binary data (a NUL byte): not a configuration", path);
+        rc = -1;
+    }
+    size_t line = 1;
+    for (char *p = text; rc == 0 && *p; line++) {
+        const size_t l = strcspn(p, "\n"), kl = strcspn(p, "\t\n");
+        const char end = p[l];
+        p[l] = '\0';
+        for (char *q = p; rc == 0;) {
+            const size_t ql = strcspn(q, "\t");
+            const char sep = q[ql];
+            q[ql] = '\0';
+            if (!rundir_is_text(q, NULL)) {
+                char shown[100], key[100] = "";
+                if (q != p) /* the key itself is text: name the setting */
+                    snprintf(key, sizeof key, " (%.*s)", (int)(kl < 60 ? kl : 60), p);
+                snprintf(err, n, "%s line %zu%s: '%s' holds a control character or a byte "
+                         "that is not UTF-8", path, line, key,
+                         rundir_printable(q, shown, sizeof shown));
+                rc = -1;
             }
-            snprintf(err, n, "%s line %zu%s%s%s: byte 0x%02x is a control character or not "
-                     "UTF-8", path, line, key[0] ? " (" : "",
-                     rundir_printable(key, shown, sizeof shown), key[0] ? ")" : "", *p);
-            rc = -1;
+            q[ql] = sep;
+            if (!sep)
+                break;
+            q += ql + 1;
         }
-        if (*p == '\n')
-            line++, line_at = i + 1;
-        i += k;
+        p[l] = end;
+        p += l + (end == '\n');
     }
     config_defaults(&r->cfg);
     if (rc == 0 && config_read_text(&r->cfg, text, why, sizeof why) != 0) {
