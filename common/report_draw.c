@@ -123,6 +123,7 @@ _Static_assert(N_FIGURES * 4 <= REPORT_MAX_FIGURES, "report_drawn holds every ou
 typedef struct gp_run {
     int started;      /* 0: gnuplot could not be started (errno in err_no) */
     int err_no;
+    int at_exec;      /* when not started: 1 if exec failed (no gnuplot), 0 if before it */
     int status;       /* its exit status, or -1 when a signal ended it */
     int sig;          /* that signal */
     char text[16384]; /* the end of what it printed (stdout and stderr), NUL-terminated */
@@ -155,11 +156,14 @@ static void run_gnuplot(const char *script, const char *out, const char *figs, g
         close(text[0]);
         close(fail[0]);
         int devnull = open("/dev/null", O_RDONLY);
+        int e[2] = {0, 0}; /* {reached exec, errno} */
         if (chdir(out) == 0 && devnull >= 0 && dup2(devnull, 0) >= 0 &&
-            dup2(text[1], 1) >= 0 && dup2(text[1], 2) >= 0)
+            dup2(text[1], 1) >= 0 && dup2(text[1], 2) >= 0) {
             execlp("gnuplot", "gnuplot", "-e", expr, script, (char *)NULL);
-        int e = errno;
-        ssize_t w = write(fail[1], &e, sizeof e);
+            e[0] = 1;
+        }
+        e[1] = errno;
+        ssize_t w = write(fail[1], e, sizeof e);
         (void)w;
         _exit(127);
     }
@@ -187,9 +191,9 @@ static void run_gnuplot(const char *script, const char *out, const char *figs, g
     }
     g->text[g->len] = '\0';
     close(text[0]);
-    int e = 0;
+    int e[2] = {0, 0};
     ssize_t got;
-    while ((got = read(fail[0], &e, sizeof e)) < 0 && errno == EINTR)
+    while ((got = read(fail[0], e, sizeof e)) < 0 && errno == EINTR)
         ;
     close(fail[0]);
     int st;
@@ -197,7 +201,8 @@ static void run_gnuplot(const char *script, const char *out, const char *figs, g
         if (errno != EINTR)
             return;
     if (got == (ssize_t)sizeof e) {
-        g->err_no = e;
+        g->at_exec = e[0];
+        g->err_no = e[1];
         return;
     }
     g->started = 1;
@@ -432,14 +437,16 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
         if (!g.started) {
             char a[AFILE_PATH_MAX + 64], b[PATH_MAX + 64];
             missing = 1;
-            if (g.err_no == ENOENT)
+            if (g.at_exec && g.err_no == ENOENT) { /* not installed: not a failure */
                 fprintf(stderr, "attnlab report: gnuplot not found: the tables are in %s; "
                         "draw the figures later with: cd %s && gnuplot -e \"dir='.'\" "
                         "%s/NAME.gp (one per script)\n", shown,
                         shell_word(shown, a, sizeof a), shell_word(plots, b, sizeof b));
-            else
+            } else {
                 fprintf(stderr, "attnlab report: gnuplot could not be started in %s: %s; "
-                        "the tables are written\n", shown, strerror(g.err_no));
+                        "no figure was drawn\n", shown, strerror(g.err_no));
+                failed++;
+            }
             continue;
         }
         if (g.status != 0) {
