@@ -23,10 +23,11 @@
  * failed write (a full disk gave 0-byte and truncated files, and "wrote"), so each
  * script writes into the temporary folder figs; once gnuplot has exited with status 0,
  * each figure whose PNG ends with the IEND chunk and whose SVG ends with </svg> is
- * flushed (fsync) and renamed into figures/ — both files or neither. Anything else is a
- * failed figure: one line names it, the figure already in figures/ stays, and
- * report_draw returns -1 (exit status 1) once every script has run. A process killed
- * midway can leave figures/.draw-* behind, which is safe to delete.
+ * flushed (fsync) and renamed into figures/ (both are checked before either moves, so
+ * a PNG never goes in without its SVG). Anything else is a failed figure: one line names
+ * it, the figure already in figures/ stays, and report_draw returns -1 (exit status 1)
+ * once every script has run. A process killed midway can leave figures/.draw-* behind,
+ * which is safe to delete.
  *
  * What gnuplot prints is collected from a pipe: the scripts' "wrote" lines name the
  * temporary folder, so they are replaced by this file's own, and every other line (a
@@ -222,7 +223,8 @@ static const char *last_line(const gp_run *g, char *buf, size_t n)
     const char *start = end;
     while (start > g->text && start[-1] != '\n')
         start--;
-    size_t l = (size_t)(end - start) < sizeof line - 1 ? (size_t)(end - start) : sizeof line - 1;
+    size_t l = (size_t)(end - start);
+    l = l < sizeof line - 1 ? l : sizeof line - 1;
     memcpy(line, start, l);
     line[l] = '\0';
     return rundir_printable(line, buf, n);

@@ -6,7 +6,7 @@
  * tables below: a length, a position, a step, a count, a fraction, an amount, the model)
  * against a range taken from the run's own config.tsv — max_len, steps, the task's target
  * length — after config.tsv itself was checked against the registries (model_lookup,
- * task_lookup) and the settings table (config_read_text, config_check). Columns this
+ * task_lookup) and the settings table (config_set line by line, config_check). Columns this
  * program does not read may exist (a newer attnlab may add some) but must be text. The
  * records are then sorted by key and a repeated key is refused, naming both lines, so a
  * duplicated row can never count twice.
@@ -296,7 +296,62 @@ static int sort_unique(void *recs, size_t nr, size_t sz, size_t line_at,
 
 /* ---- the files ----------------------------------------------------------------------- */
 
-/* config.tsv: text, known keys each once, values in range, a registered model and task. */
+/* One line of config.tsv (NUL-terminated, line number `line`): key<TAB>value, both text,
+ * a known key not set before (seen[k] is the line that set field k), a value of that
+ * setting's kind and range. Sets it in r->cfg. Returns 0, or -1 with one line in err. */
+static int config_line(rundir *r, char *p, size_t line, size_t *seen, const char *path,
+                       char *err, size_t n)
+{
+    char shown[100], why[400];
+    if (*p == '\0' || strcmp(p, "key\tvalue") == 0)
+        return 0; /* a blank line, the header */
+    char *tab = strchr(p, '\t');
+    if (!tab) {
+        snprintf(err, n, "%s line %zu: '%s' has no tab between key and value", path, line,
+                 rundir_printable(p, shown, sizeof shown));
+        return -1;
+    }
+    *tab = '\0';
+    const char *value = tab + 1;
+    if (!rundir_is_text(p, NULL)) {
+        snprintf(err, n, "%s line %zu: the key '%s' holds a control character or a byte "
+                 "that is not UTF-8", path, line, rundir_printable(p, shown, sizeof shown));
+        return -1;
+    }
+    if (!rundir_is_text(value, NULL)) {
+        snprintf(err, n, "%s line %zu, field %.60s: '%s' holds a control character or a "
+                 "byte that is not UTF-8", path, line, p,
+                 rundir_printable(value, shown, sizeof shown));
+        return -1;
+    }
+    const config_field *f = config_find(p);
+    if (!f) {
+        snprintf(err, n, "%s line %zu: unknown key '%s'", path, line,
+                 rundir_printable(p, shown, sizeof shown));
+        return -1;
+    }
+    const size_t k = (size_t)(f - config_fields);
+    if (seen[k]) {
+        snprintf(err, n, "%s: lines %zu and %zu both set %s (accepted: one line each)", path,
+                 seen[k], line, f->name);
+        return -1;
+    }
+    seen[k] = line;
+    if (config_set(&r->cfg, f, value, why, sizeof why) != 0) {
+        /* config_set names the flag ("--max-len: ..."); the field is named here */
+        const char *colon = strncmp(why, "--", 2) == 0 ? strstr(why, ": ") : NULL;
+        const char *said = colon ? colon + 2 : why;
+        char whole[sizeof why + 64];
+        snprintf(err, n, "%s line %zu, field %s: %s", path, line, f->name,
+                 rundir_printable(said, whole, sizeof whole));
+        return -1;
+    }
+    return 0;
+}
+
+/* config.tsv: text, known keys each once, values in range, a registered model and task
+ * (read here line by line rather than by config_read_text, which lets a later line
+ * win and names no line). */
 static int load_config(rundir *r, const char *dir, char *err, size_t n)
 {
     char path[AFILE_PATH_MAX], why[512];
@@ -310,77 +365,30 @@ static int load_config(rundir *r, const char *dir, char *err, size_t n)
         snprintf(err, n, "%s: no readable config.tsv (not a finished run directory)", dir);
         return -1;
     }
-    /* every line is text, key<TAB>value: a byte that is not is named with its key */
+    size_t *seen = calloc(config_n_fields, sizeof *seen); /* the line setting each field */
     int rc = 0;
-    if (memchr(text, '\0', len)) {
+    if (!seen) {
+        snprintf(err, n, "%s: out of memory", path);
+        rc = -1;
+    } else if (memchr(text, '\0', len)) {
         snprintf(err, n, "%s: binary data (a NUL byte): not a configuration", path);
         rc = -1;
     }
+    config_defaults(&r->cfg);
     size_t line = 1;
     for (char *p = text; rc == 0 && *p; line++) {
-        const size_t l = strcspn(p, "\n"), kl = strcspn(p, "\t\n");
+        const size_t l = strcspn(p, "\n");
         const char end = p[l];
         p[l] = '\0';
-        for (char *q = p; rc == 0;) {
-            const size_t ql = strcspn(q, "\t");
-            const char sep = q[ql];
-            q[ql] = '\0';
-            if (!rundir_is_text(q, NULL)) {
-                char shown[100], key[100] = "";
-                if (q != p) /* the key itself is text: name the setting */
-                    snprintf(key, sizeof key, " (%.*s)", (int)(kl < 60 ? kl : 60), p);
-                snprintf(err, n, "%s line %zu%s: '%s' holds a control character or a byte "
-                         "that is not UTF-8", path, line, key,
-                         rundir_printable(q, shown, sizeof shown));
-                rc = -1;
-            }
-            q[ql] = sep;
-            if (!sep)
-                break;
-            q += ql + 1;
-        }
-        p[l] = end;
+        rc = config_line(r, p, line, seen, path, err, n);
         p += l + (end == '\n');
     }
-    config_defaults(&r->cfg);
-    if (rc == 0 && config_read_text(&r->cfg, text, why, sizeof why) != 0) {
-        snprintf(err, n, "%s: %s", path, why);
-        rc = -1;
-    }
-    /* each setting once: config_read_text would let a later line win silently */
-    size_t *seen = calloc(config_n_fields, sizeof *seen); /* the line setting each field */
-    if (!seen && rc == 0) {
-        snprintf(err, n, "%s: out of memory", path);
-        rc = -1;
-    }
-    line = 0;
-    for (const char *p = text; rc == 0 && *p; line++) {
-        size_t l = strcspn(p, "\n"), key = strcspn(p, "\t\n");
-        char name[CONFIG_STR_MAX];
-        if (key > 0 && key < sizeof name && p[key] == '\t') {
-            memcpy(name, p, key);
-            name[key] = '\0';
-            const config_field *f = config_find(name);
-            size_t at = f ? (size_t)(f - config_fields) : 0;
-            if (f && seen[at]) {
-                snprintf(err, n, "%s: lines %zu and %zu both set %s (accepted: one line "
-                         "each)", path, seen[at], line + 1, f->name);
-                rc = -1;
-            } else if (f) {
-                seen[at] = line + 1;
-            }
-        }
-        p += l + (p[l] == '\n');
-    }
     free(text);
-    if (rc == 0) {
-        const size_t has_model = seen[config_find("model") - config_fields];
-        const size_t has_task = seen[config_find("task") - config_fields];
-        if (!has_model || !has_task) {
-            snprintf(err, n, "%s: no line for the %s (a run names its model and task)", path,
-                     !has_model ? "model" : "task");
-            rc = -1;
-        }
+    if (rc == 0 && (!seen[config_find("model") - config_fields] ||
+                    !seen[config_find("task") - config_fields])) {
+        snprintf(err, n, "%s: no line for the %s (a run names its model and task)", path,
+                 !seen[config_find("model") - config_fields] ? "model" : "task");
+        rc = -1;
     }
     free(seen);
     if (rc != 0)

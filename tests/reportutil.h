@@ -28,7 +28,7 @@ char *ru_slurp(const char *path, size_t *len);
 /* Writes len bytes of text as the file path (the test fails when it cannot). */
 void ru_spit(const char *path, const char *text, size_t len);
 
-/* mkdir -p dir; rm -rf dir. */
+/* mkdir -p dir (without a shell: any name); rm -rf dir. */
 void ru_mkdir_p(const char *dir);
 void ru_remove_tree(const char *dir);
 

@@ -21,7 +21,6 @@
  * rendering tests out: figures are optional, results are not. */
 #include <check.h>
 #include <ctype.h>
-#include <errno.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,7 +230,7 @@ START_TEST(test_missing_traces_skip)
 END_TEST
 
 
-/* ---- a folder name a shell would run is only a name --------------------------------------- */
+/* ---- a folder name a shell would run is only a name ------------------------------------ */
 
 START_TEST(test_paths_are_quoted_for_the_shell)
 {
@@ -246,15 +245,7 @@ START_TEST(test_paths_are_quoted_for_the_shell)
     ru_fmt(figs, sizeof figs, "%s/x';touch %s/b;'", base, pwn);
     /* made without a shell, which would run the name */
     ru_fmt(cmd, sizeof cmd, "%s/tests/fixtures/compare/.", ru_src_root());
-    for (char *slash = dir + 1;; slash++) /* mkdir -p: the name holds slashes */
-        if (*slash == '/' || *slash == '\0') {
-            const char keep = *slash;
-            *slash = '\0';
-            ck_assert_msg(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s", dir);
-            *slash = keep;
-            if (!keep)
-                break;
-        }
+    ru_mkdir_p(dir); /* the name holds slashes: several folders */
     pid_t cp = fork();
     ck_assert(cp >= 0);
     if (cp == 0) {
@@ -342,7 +333,8 @@ static void assert_same_figures(const char *dir, const snapshot *s)
         while (j < now.n && strcmp(now.name[j], s->name[i]) != 0)
             j++;
         ck_assert_msg(j < now.n, "figures/%s is gone", s->name[i]);
-        ck_assert_msg(now.len[j] == s->len[i] && memcmp(now.bytes[j], s->bytes[i], s->len[i]) == 0,
+        ck_assert_msg(now.len[j] == s->len[i] &&
+                          memcmp(now.bytes[j], s->bytes[i], s->len[i]) == 0,
                       "figures/%s changed (%zu bytes, %zu before)", s->name[i], now.len[j],
                       s->len[i]);
     }
@@ -395,7 +387,7 @@ static void plots_with(const char *dir, const char *script, const char *text)
 {
     char cmd[3 * RU_PATH], path[RU_PATH + 64];
     ru_fmt(cmd, sizeof cmd, "mkdir -p '%s/plots' && cp '%s'/plots/*.gp '%s/plots/'", dir,
-             ru_src_root(), dir);
+           ru_src_root(), dir);
     ck_assert_msg(system(cmd) == 0, "%s", cmd);
     ru_fmt(path, sizeof path, "%s/plots/%s.gp", dir, script);
     ru_spit(path, text, strlen(text));
@@ -450,8 +442,9 @@ START_TEST(page_shows_only_the_figures_drawn)
     /* run a: measured its cost and was traced; run b: neither */
     ru_fmt(a, sizeof a, "%s/runs/a", base);
     ru_make_run(a, NULL, 0);
-    ru_fmt(cmd, sizeof cmd, "mkdir -p '%s/trace' && cp '%s'/tests/fixtures/compare/trace/lstm/*.tsv "
-             "'%s/trace/'", a, ru_src_root(), a);
+    ru_fmt(cmd, sizeof cmd,
+           "mkdir -p '%s/trace' && cp '%s'/tests/fixtures/compare/trace/lstm/*.tsv '%s/trace/'",
+           a, ru_src_root(), a);
     ck_assert_msg(system(cmd) == 0, "%s", cmd);
     ru_fmt(b, sizeof b, "%s/runs/b", base);
     const ru_edit no_cost = {"cost.tsv", RU_DEL, NULL, 0, NULL};

@@ -42,7 +42,8 @@ static const bad_case bad_cases[] = {
      {"eval.tsv line 2, field len", "'1e300' is not a whole number", NULL}},
     {"b-lenbeyond", {"eval.tsv", RU_SET, "len", 1, "257"},
      {"eval.tsv line 2, field len", "out of range", "[1, 256]"}},
-    {"c-evaldup", {"eval.tsv", RU_DUP, NULL, 2, NULL}, {"eval.tsv: lines 3 and 6", "same len", NULL}},
+    {"c-evaldup", {"eval.tsv", RU_DUP, NULL, 2, NULL},
+     {"eval.tsv: lines 3 and 6", "same len", NULL}},
     {"c-evalempty", {"eval.tsv", RU_CUT, NULL, 0, NULL}, {"eval.tsv has no rows", NULL, NULL}},
     {"c-evalmodel", {"eval.tsv", RU_SET, "model", 1, "transformer"},
      {"eval.tsv line 2, field model", "not the run's model", NULL}},
@@ -51,8 +52,10 @@ static const bad_case bad_cases[] = {
      {"config.tsv", "model 'gpt' is not a model of this build", "lstm"}},
     {"d-cfgtask", {"config.tsv", RU_SET, "task", 0, "sort"},
      {"config.tsv", "task 'sort' is not a task of this build", NULL}},
-    {"d-cfgdup", {"config.tsv", RU_ADD, NULL, 0, "seed\t7"}, {"config.tsv", "both set seed", NULL}},
-    {"d-cfgrange", {"config.tsv", RU_SET, "train_max", 0, "300"}, {"config.tsv", "--train-len", NULL}},
+    {"d-cfgdup", {"config.tsv", RU_ADD, NULL, 0, "seed\t7"},
+     {"config.tsv", "both set seed", NULL}},
+    {"d-cfgrange", {"config.tsv", RU_SET, "train_max", 0, "300"},
+     {"config.tsv", "--train-len", NULL}},
     {"e-pos", {"eval_positions.tsv", RU_SET, "position", 1, "99"},
      {"eval_positions.tsv line 2, field position", "out of range", NULL}},
     {"e-posacc", {"eval_positions.tsv", RU_SET, "accuracy", 1, "1.5"},
@@ -67,8 +70,10 @@ static const bad_case bad_cases[] = {
      {"train_log.tsv line 2, field step", "the run's steps", NULL}},
     {"f-logloss", {"train_log.tsv", RU_SET, "loss", 1, "-1"},
      {"train_log.tsv line 2, field loss", "out of range", NULL}},
-    {"f-logdup", {"train_log.tsv", RU_DUP, NULL, 1, NULL}, {"train_log.tsv: lines 2 and 3", NULL, NULL}},
-    {"g-costlen", {"cost.tsv", RU_SET, "len", 1, "0"}, {"cost.tsv line 2, field len", NULL, NULL}},
+    {"f-logdup", {"train_log.tsv", RU_DUP, NULL, 1, NULL},
+     {"train_log.tsv: lines 2 and 3", NULL, NULL}},
+    {"g-costlen", {"cost.tsv", RU_SET, "len", 1, "0"},
+     {"cost.tsv line 2, field len", NULL, NULL}},
     {"g-costms", {"cost.tsv", RU_SET, "train_ms_per_seq", 1, "-3"},
      {"cost.tsv line 2, field train_ms_per_seq", NULL, NULL}},
     {"h-params", {"build.tsv", RU_SET, "parameters", 0, "many"},
@@ -176,7 +181,7 @@ START_TEST(many_runs_and_groups_are_all_reported)
     ru_fmt(dir, sizeof dir, "%s/c", base);
     char cmd[2 * RU_PATH];
     ru_fmt(cmd, sizeof cmd, "cd '%s' && mkdir -p runs && cd runs && for i in $(seq 1 4096); do "
-        "mkdir r$i && : > r$i/config.tsv || exit 1; done", dir);
+           "mkdir r$i && : > r$i/config.tsv || exit 1; done", dir);
     ru_mkdir_p(dir);
     ck_assert_msg(system(cmd) == 0, "%s", cmd);
     ru_run(&r, (const char *const[]){"report", dir, NULL}, RU_NO_PLOTS, 0);
@@ -213,26 +218,54 @@ enum {
 
 /* A field of a run directory, and whether it is free text (build facts nothing reads:
  * any text is kept, only a broken line or a byte that is not text is refused). */
-static const struct field_case {
-    const char *file, *field;
-    size_t row; /* 0: the key of a key/value file */
+typedef struct field_case {
+    char file[32], field[64];
+    size_t row; /* 0: the key of a key/value file; else the first data row */
     int free_text;
-} field_cases[] = {
-    {"config.tsv", "model", 0, 0},        {"config.tsv", "task", 0, 0},
-    {"config.tsv", "cell", 0, 0},         {"config.tsv", "pos", 0, 0},
-    {"config.tsv", "seed", 0, 0},         {"config.tsv", "lr", 0, 0},
-    {"build.tsv", "parameters", 0, 0},    {"build.tsv", "train_seconds", 0, 0},
-    {"build.tsv", "compiler", 0, 1},      {"build.tsv", "blas", 0, 1},
-    {"train_log.tsv", "step", 1, 0},      {"train_log.tsv", "loss", 1, 0},
-    {"train_log.tsv", "token_acc", 1, 0}, {"train_log.tsv", "lr", 1, 0},
-    {"eval.tsv", "model", 1, 0},          {"eval.tsv", "len", 1, 0},
-    {"eval.tsv", "samples", 1, 0},        {"eval.tsv", "token_acc", 1, 0},
-    {"eval.tsv", "loss", 1, 0},           {"eval_positions.tsv", "model", 1, 0},
-    {"eval_positions.tsv", "len", 1, 0},  {"eval_positions.tsv", "position", 1, 0},
-    {"eval_positions.tsv", "accuracy", 1, 0}, {"cost.tsv", "model", 1, 0},
-    {"cost.tsv", "len", 1, 0},            {"cost.tsv", "flops_per_seq", 1, 0},
-};
-enum { N_FIELDS = sizeof field_cases / sizeof field_cases[0] };
+} field_case;
+
+enum { MAX_FIELDS = 96 };
+
+/* Every field of every file of the fixture run: each key of config.tsv and build.tsv,
+ * each column of the tables. Returns how many. */
+static size_t all_fields(field_case *out)
+{
+    static const char *const files[] = {"config.tsv", "build.tsv", "train_log.tsv",
+                                        "eval.tsv", "eval_positions.tsv", "cost.tsv"};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[RU_PATH];
+        ru_fmt(path, sizeof path, "%s/tests/fixtures/run/%s", ru_src_root(), files[i]);
+        char *text = ru_slurp(path, NULL);
+        ck_assert_ptr_nonnull(text);
+        const int kv = strncmp(text, "key\tvalue\n", 10) == 0;
+        if (kv) { /* one field per line after the header: its key */
+            for (char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+                ck_assert(n < MAX_FIELDS);
+                size_t k = strcspn(p + 1, "\t\n");
+                ru_fmt(out[n].file, sizeof out[n].file, "%s", files[i]);
+                ru_fmt(out[n].field, sizeof out[n].field, "%.*s", (int)k, p + 1);
+                out[n].row = 0;
+                out[n].free_text = strcmp(files[i], "build.tsv") == 0 &&
+                                   strcmp(out[n].field, "parameters") != 0 &&
+                                   strcmp(out[n].field, "train_seconds") != 0;
+                n++;
+            }
+        } else { /* one field per column of the header */
+            text[strcspn(text, "\n")] = '\0';
+            for (char *c = strtok(text, "\t"); c; c = strtok(NULL, "\t")) {
+                ck_assert(n < MAX_FIELDS);
+                ru_fmt(out[n].file, sizeof out[n].file, "%s", files[i]);
+                ru_fmt(out[n].field, sizeof out[n].field, "%s", c);
+                out[n].row = 1;
+                out[n].free_text = 0;
+                n++;
+            }
+        }
+        free(text);
+    }
+    return n;
+}
 
 /* Writes payload into buf with @ replaced by pwn/NUMBER. */
 static void fill(char *buf, size_t n, const char *payload, const char *pwn, size_t number)
@@ -256,27 +289,30 @@ START_TEST(no_field_of_a_run_reaches_gnuplot_as_code)
     ru_fmt(pwn, sizeof pwn, "%s/pwn", base);
     ru_mkdir_p(pwn);
     ru_make_run1(base, "good", NULL);
-    static char value[N_FIELDS][N_PAYLOADS][RU_PATH];
-    for (size_t f = 0; f < N_FIELDS; f++)
+    static field_case field_cases[MAX_FIELDS];
+    static char value[MAX_FIELDS][N_PAYLOADS][RU_PATH];
+    const size_t n_fields = all_fields(field_cases);
+    for (size_t f = 0; f < n_fields; f++)
         for (size_t p = 0; p < N_PAYLOADS; p++) {
             char name[32];
             ru_fmt(name, sizeof name, "f%02zu-p%zu", f, p);
             fill(value[f][p], RU_PATH, payloads[p], pwn, f * N_PAYLOADS + p);
-            const ru_edit e = {field_cases[f].file, RU_SET, field_cases[f].field, field_cases[f].row,
-                            value[f][p]};
+            const ru_edit e = {field_cases[f].file, RU_SET, field_cases[f].field,
+                               field_cases[f].row, value[f][p]};
             ru_make_run1(base, name, &e);
         }
     /* the comparison's manifest, shown on the page */
     ru_fmt(path, sizeof path, "%s/manifest.tsv", base);
     char manifest[4 * RU_PATH];
-    ru_fmt(manifest, sizeof manifest, "key\tvalue\ncommand\t%s\nmodels\t%s\ntask\t%s\nseeds\t%s\n",
-             value[0][0], value[0][1], value[0][2], value[0][3]);
+    ru_fmt(manifest, sizeof manifest,
+           "key\tvalue\ncommand\t%s\nmodels\t%s\ntask\t%s\nseeds\t%s\n", value[0][0],
+           value[0][1], value[0][2], value[0][3]);
     ru_spit(path, manifest, strlen(manifest));
     ru_result r;
     ru_run(&r, (const char *const[]){"report", base, NULL}, NULL, 0);
     assert_nothing_ran(pwn, "report");
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
-    for (size_t f = 0; f < N_FIELDS; f++)
+    for (size_t f = 0; f < n_fields; f++)
         for (size_t p = 0; p < N_PAYLOADS; p++) {
             char who[RU_PATH + 64];
             ru_fmt(who, sizeof who, "skipping %s/runs/f%02zu-p%zu: ", base, f, p);
@@ -366,13 +402,12 @@ START_TEST(compare_output_path_is_not_code)
     ru_fmt(pwn, sizeof pwn, "%s/pwn", base);
     ru_mkdir_p(pwn);
     ru_fmt(out, sizeof out, "%s/c x';y=system('touch %s/c1');b='`touch %s/c2`", base, pwn,
-             pwn);
+           pwn);
     ru_result r;
-    ru_run(&r,
-        (const char *const[]){"compare", "--preset", "smoke", "--models", "lstm", "--steps", "4",
-                              "--eval-lengths", "2:4:2", "--samples", "4", "--jobs", "1",
-                              "--out", out, NULL},
-        NULL, 0);
+    const char *const args[] = {"compare", "--preset", "smoke", "--models", "lstm",
+                                "--steps", "4", "--eval-lengths", "2:4:2", "--samples", "4",
+                                "--jobs", "1", "--out", out, NULL};
+    ru_run(&r, args, NULL, 0);
     assert_nothing_ran(pwn, "compare");
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     ru_fmt(fig, sizeof fig, "%s/figures/accuracy.svg", out);
