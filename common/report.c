@@ -1,13 +1,21 @@
-/* report.c — labelled matrices, and a comparison's figure variables, figures and web
- * page (see report.h).
+/* report.c — labelled matrices, and a comparison's figure variables, traces and web
+ * page (see report.h; drawing the figures is report_draw.c's).
  *
- * Design. The figure scripts (plots/NAME.gp) are the only place that knows what a figure
- * shows; this file knows their names, the figures each one draws and the caption the
- * page shows under them (the table `figures`), and passes every script one thing: the
- * comparison directory, as `gnuplot -e "dir='OUT'"`. The script reads figure_vars.gp and
- * the tables from there and skips, with a message, a figure whose files are missing.
- * Every file is written whole or not at all (afile_write); a failed script or a missing
- * gnuplot leaves the tables in place and says how to draw the figures later.
+ * Design. figure_vars.gp is gnuplot code the figure scripts load, so what it holds is
+ * limited to what cannot be code: numbers printed here, and strings — the task, the
+ * model names, the lengths — whose every character is a letter, a digit, a space or one
+ * of _.:=,+- (gp_string). Inside gnuplot's double quotes none of these means anything
+ * (the characters that do are the quote, the backslash and the backquote, which runs a
+ * shell command), so a name that passed is a string and nothing else; one that did not
+ * is refused, never escaped. The values come from run directories that rundir_load
+ * checked against the registries, so a refusal here means a check was missed.
+ *
+ * The traces are copied, not linked: a comparison directory holds its own copies. They
+ * are gnuplot's data, so each copy is checked to be a labelled matrix of numbers with
+ * text labels; the copies of an earlier report are removed first, so a figure never
+ * shows a model this report does not.
+ *
+ * Every file is written whole or not at all (afile_write).
  */
 #include "report.h"
 
@@ -15,11 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "afile.h"
-#include "buildinfo.h"
+#include "rundir.h"
 #include "tsv.h"
 
 /* ---- matrices ------------------------------------------------------------------------ */
@@ -59,26 +66,72 @@ void report_print_matrix(FILE *f, const char *title, const gsl_matrix *m,
 
 /* ---- figure variables and traces ----------------------------------------------------- */
 
+/* Can s be written between gnuplot's double quotes as data: letters, digits, spaces and
+ * _.:=,+- only? */
+static int gp_string_ok(const char *s)
+{
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr(" _.:=,+-", c)))
+            return 0;
+    }
+    return 1;
+}
+
+/* What figure_vars.gp is written from: the facts and the strings made of them. */
+typedef struct vars_ctx {
+    const report_facts *fx;
+    const char *models;  /* the model names, space-separated */
+    const char *lengths; /* the position lengths, space-separated */
+} vars_ctx;
+
 static int write_vars(FILE *f, const void *p)
 {
-    const report_facts *fx = p;
-    const config *cfg = fx->cfg;
+    const vars_ctx *v = p;
+    const config *cfg = v->fx->cfg;
     fprintf(f, "# written by attnlab report: the facts the figure scripts need\n");
     fprintf(f, "train_min = %zu\ntrain_max = %zu\n", cfg->train_min, cfg->train_max);
-    fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\ntask = \"%s\"\nmodels = \"", cfg->symbols,
-            cfg->task);
-    for (size_t m = 0; m < fx->n_models; m++)
-        fprintf(f, m ? " %s" : "%s", fx->models[m]);
-    fprintf(f, "\"\nposition_lengths = \"");
-    for (size_t k = 0; k < fx->n_position_lengths; k++)
-        fprintf(f, k ? " %zu" : "%zu", fx->position_lengths[k]);
-    fprintf(f, "\"\nseeds = %zu\n", fx->seeds);
+    fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\ntask = \"%s\"\nmodels = \"%s\"\n",
+            cfg->symbols, cfg->task, v->models);
+    fprintf(f, "position_lengths = \"%s\"\nseeds = %zu\n", v->lengths, v->fx->seeds);
     return ferror(f) ? -1 : 0;
 }
 
 int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n)
 {
-    return afile_write(out, "figure_vars.gp", write_vars, fx, err, n);
+    size_t need = 1;
+    for (size_t m = 0; m < fx->n_models; m++)
+        need += strlen(fx->models[m]) + 1;
+    char *models = malloc(need), *lengths = malloc(21 * fx->n_position_lengths + 1);
+    if (!models || !lengths) {
+        free(models);
+        free(lengths);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    models[0] = '\0';
+    for (size_t m = 0, at = 0; m < fx->n_models; m++)
+        at += (size_t)sprintf(models + at, m ? " %s" : "%s", fx->models[m]);
+    lengths[0] = '\0';
+    for (size_t k = 0, at = 0; k < fx->n_position_lengths; k++)
+        at += (size_t)sprintf(lengths + at, k ? " %zu" : "%zu", fx->position_lengths[k]);
+    const char *bad = !gp_string_ok(fx->cfg->task) ? fx->cfg->task
+                      : !gp_string_ok(models)     ? models
+                                                  : NULL;
+    int rc;
+    if (bad) {
+        char shown[100];
+        snprintf(err, n, "figure_vars.gp: '%s' is not passed to gnuplot (accepted: letters, "
+                 "digits and _.:=,+-)", rundir_printable(bad, shown, sizeof shown));
+        rc = -1;
+    } else {
+        vars_ctx v = {fx, models, lengths};
+        rc = afile_write(out, "figure_vars.gp", write_vars, &v, err, n);
+    }
+    free(models);
+    free(lengths);
+    return rc;
 }
 
 typedef struct copy_ctx {
@@ -90,6 +143,96 @@ static int write_copy(FILE *f, const void *p)
 {
     const copy_ctx *c = p;
     return fwrite(c->text, 1, c->len, f) == c->len ? 0 : -1;
+}
+
+/* Is name a trace file report copies: letters, digits and _.- ending in .tsv? */
+static int trace_name_ok(const char *name)
+{
+    const size_t l = strlen(name);
+    if (l < 5 || l > 128 || strcmp(name + l - 4, ".tsv") != 0 || name[0] == '.')
+        return 0;
+    return name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_.-")] == '\0';
+}
+
+/* Is text (len bytes) a labelled matrix: text labels, numbers elsewhere, at least one
+ * row and one column of numbers? Returns 0, or -1 with one line in err. */
+static int trace_ok(const char *text, size_t len, const char *name, char *err, size_t n)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    memcpy(copy, text, len + 1);
+    tsv t;
+    int rc = tsv_parse(&t, copy, len, name, err, n); /* takes copy over */
+    if (rc == 0 && (t.rows == 0 || t.cols < 2)) {
+        snprintf(err, n, "%s: no matrix (a header of column labels, then rows)", name);
+        rc = -1;
+    }
+    for (size_t r = 0; rc == 0 && r <= t.rows; r++)
+        for (size_t c = 0; rc == 0 && c < t.cols; c++) {
+            const char *s = t.cell[r * t.cols + c];
+            double v;
+            if (r == 0 || c == 0) {
+                if (!rundir_is_text(s, NULL)) {
+                    snprintf(err, n, "%s line %zu: a label holds a control character or a "
+                             "byte that is not UTF-8", name, r + 1);
+                    rc = -1;
+                }
+            } else {
+                rc = tsv_number(&t, r - 1, c, &v, err, n);
+            }
+        }
+    tsv_free(&t);
+    return rc;
+}
+
+/* Removes the copies in dir (its *.tsv files), then dir when that leaves it empty. */
+static void remove_copies(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const size_t l = strlen(e->d_name);
+        char path[AFILE_PATH_MAX];
+        if (l > 4 && strcmp(e->d_name + l - 4, ".tsv") == 0 &&
+            afile_join(path, sizeof path, dir, e->d_name) == 0)
+            (void)unlink(path);
+    }
+    closedir(d);
+    (void)rmdir(dir); /* fails, harmlessly, when something else is in it */
+}
+
+/* Removes every out/trace/NAME/ copy an earlier report made. */
+static void remove_old_traces(const char *out)
+{
+    char root[AFILE_PATH_MAX];
+    if (afile_join(root, sizeof root, out, "trace") != 0)
+        return;
+    DIR *d = opendir(root);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char sub[AFILE_PATH_MAX];
+        struct stat st;
+        if (e->d_name[0] != '.' && afile_join(sub, sizeof sub, root, e->d_name) == 0 &&
+            lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_copies(sub);
+    }
+    closedir(d);
+}
+
+/* Says on stderr that trace file path is left out, and why. */
+static void leave_out(const char *path, const char *why)
+{
+    static char a[AFILE_PATH_MAX], b[2048];
+    fprintf(stderr, "attnlab report: leaving out %s: %s\n",
+            rundir_printable(path, a, sizeof a), rundir_printable(why, b, sizeof b));
 }
 
 /* Copies the trace matrices of run directory run into out/trace/name/. */
@@ -113,15 +256,25 @@ static int copy_trace(const char *run, const char *name, const char *out, char *
         const size_t l = strlen(e->d_name);
         if (l < 5 || strcmp(e->d_name + l - 4, ".tsv") != 0)
             continue;
-        char from[AFILE_PATH_MAX];
+        char from[AFILE_PATH_MAX], why[512];
         if (afile_join(from, sizeof from, src, e->d_name) != 0)
             continue;
+        if (!trace_name_ok(e->d_name)) {
+            leave_out(from, "a trace is named with letters, digits and _.- only");
+            continue;
+        }
         size_t len = 0;
         char *text = afile_read(from, TSV_MAX_BYTES, &len);
-        if (!text)
+        if (!text) {
+            leave_out(from, "not a readable regular file");
             continue;
-        copy_ctx cc = {text, len};
-        rc = afile_write(dst, e->d_name, write_copy, &cc, err, n);
+        }
+        if (trace_ok(text, len, e->d_name, why, sizeof why) != 0) {
+            leave_out(from, why);
+        } else {
+            copy_ctx cc = {text, len};
+            rc = afile_write(dst, e->d_name, write_copy, &cc, err, n);
+        }
         free(text);
     }
     closedir(d);
@@ -130,141 +283,10 @@ static int copy_trace(const char *run, const char *name, const char *out, char *
 
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n)
 {
+    remove_old_traces(out);
     for (size_t m = 0; m < fx->n_models; m++)
         if (copy_trace(fx->runs[m], fx->models[m], out, err, n) != 0)
             return -1;
-    return 0;
-}
-
-/* ---- the figures --------------------------------------------------------------------- */
-
-/* Is path an existing regular file? */
-static int is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-const char *report_plots_dir(void)
-{
-    static char dir[AFILE_PATH_MAX];
-    char probe[AFILE_PATH_MAX + 32];
-    const char *env = getenv("ATTNLAB_PLOTS");
-    if (env && *env) {
-        snprintf(dir, sizeof dir, "%s", env);
-        return dir;
-    }
-    /* next to the program: build/attnlab, build/san/attnlab, PREFIX/bin/attnlab */
-    char exe[AFILE_PATH_MAX];
-    if (buildinfo_self_path(exe, sizeof exe) != 0)
-        return NULL;
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    *slash = '\0';
-    static const char *const rel[] = {"/../plots", "/../../plots", "/../share/attnlab/plots"};
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        snprintf(dir, sizeof dir, "%s%s", exe, rel[i]);
-        snprintf(probe, sizeof probe, "%s/accuracy.gp", dir);
-        if (is_file(probe))
-            return dir;
-    }
-    return NULL;
-}
-
-/* The figure scripts, each with the sentence the page shows under its figures. */
-static const struct figure {
-    const char *script;     /* plots/NAME.gp */
-    const char *outputs[4]; /* figures it draws (without extension) */
-    const char *caption;
-} figures[] = {
-    {"accuracy", {"accuracy"},
-     "Token and whole-sequence accuracy against sequence length (mean over seeds, band: "
-     "min-max). The shaded band is the training range; the dashed line is chance. Look "
-     "for the LSTM falling as the distance it must carry each symbol grows, while the "
-     "attention models stay high inside the training range."},
-    {"positions", {"positions"},
-     "Accuracy at each output position for a few lengths: where in the sequence each "
-     "model fails. Look at how the LSTM's accuracy falls along the output once the "
-     "sequence outgrows what its state can hold, while the attention models stay flat "
-     "inside the training range."},
-    {"curves", {"curves"},
-     "Training loss and teacher-forced token accuracy against step and against seconds: "
-     "how fast each model learns, per step and per unit of compute time."},
-    {"attention",
-     {"attention_rnn", "attention_enc_self", "attention_dec_self", "attention_cross"},
-     "Attention weights for one example. Additive attention: row t is where output t "
-     "looked; copying gives a diagonal. Transformer: encoder self-attention (every position "
-     "sees every position), masked decoder self-attention (the upper triangle is empty: no "
-     "position sees its future) and encoder-decoder attention, per layer and head."},
-    {"gates", {"gates"},
-     "LSTM gate activations (input, forget, output) and the cell state over the steps of "
-     "one example: the LSTM's own, step-by-step way of choosing what to keep."},
-    {"cost", {"cost"},
-     "Cost against length, log-log: measured training time per sequence and analytic "
-     "FLOPs. The recurrence grows like L, attention over all pairs like L squared."},
-};
-#define N_FIGURES (sizeof figures / sizeof figures[0])
-
-/* Runs gnuplot -e "dir='out'" script. Returns its exit status, or -1 when gnuplot could
- * not be started. */
-static int run_gnuplot(const char *plots, const char *script, const char *out)
-{
-    char path[AFILE_PATH_MAX], expr[AFILE_PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/%s.gp", plots, script);
-    snprintf(expr, sizeof expr, "dir='%s'", out);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execlp("gnuplot", "gnuplot", "-e", expr, path, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
-        return -1;
-    return WEXITSTATUS(st) == 127 ? -1 : WEXITSTATUS(st);
-}
-
-int report_draw(const char *out, const report_facts *fx, FILE *f, char *err, size_t n)
-{
-    char figdir[AFILE_PATH_MAX];
-    snprintf(figdir, sizeof figdir, "%s/figures", out);
-    if (afile_mkdirs(figdir, err, n) != 0)
-        return -1;
-    const char *plots = report_plots_dir();
-    if (!plots) {
-        fprintf(stderr, "attnlab report: the figure scripts (plots/) were not found; set "
-                "ATTNLAB_PLOTS to their directory and run attnlab report again\n");
-        return 0;
-    }
-    int missing = 0, drawn[N_FIGURES] = {0};
-    for (size_t k = 0; k < N_FIGURES && !missing; k++) {
-        if (strcmp(figures[k].script, "cost") == 0 && !fx->have_cost) {
-            fprintf(stderr, "attnlab report: no run measured its cost (train "
-                    "--cost-lengths): no cost figure\n");
-            continue;
-        }
-        int st = run_gnuplot(plots, figures[k].script, out);
-        drawn[k] = st == 0;
-        if (st < 0) {
-            missing = 1;
-            fprintf(stderr, "attnlab report: gnuplot not found: the tables are in %s; "
-                    "draw the figures later with: gnuplot -e \"dir='%s'\" %s/NAME.gp "
-                    "(one per script)\n", out, out, plots);
-        } else if (st != 0) {
-            fprintf(stderr, "attnlab report: %s/%s.gp failed (status %d)\n", plots,
-                    figures[k].script, st);
-        }
-    }
-    if (!missing) {
-        fprintf(f, "figures drawn in %s/figures/ by:", out);
-        for (size_t k = 0; k < N_FIGURES; k++)
-            if (drawn[k])
-                fprintf(f, " %s.gp", figures[k].script);
-        fputc('\n', f);
-    }
     return 0;
 }
 
@@ -283,42 +305,40 @@ static void html_text(FILE *f, const char *s)
         }
 }
 
-/* Writes a TSV file as an HTML table (nothing when it cannot be read). */
-static void html_table(FILE *f, const char *path)
+/* Writes a table read by tsv_read as an HTML table. */
+static void html_table(FILE *f, const tsv *t)
 {
-    tsv t;
-    char err[256];
-    if (tsv_read(&t, path, err, sizeof err) != 0)
-        return;
     fputs("<table>\n<tr>", f);
-    for (size_t c = 0; c < t.cols; c++) {
+    for (size_t c = 0; c < t->cols; c++) {
         fputs("<th>", f);
-        html_text(f, t.cell[c]);
+        html_text(f, t->cell[c]);
         fputs("</th>", f);
     }
     fputs("</tr>\n", f);
-    for (size_t r = 0; r < t.rows; r++) {
+    for (size_t r = 0; r < t->rows; r++) {
         fputs("<tr>", f);
-        for (size_t c = 0; c < t.cols; c++) {
+        for (size_t c = 0; c < t->cols; c++) {
             fputs("<td>", f);
-            html_text(f, tsv_get(&t, r, c));
+            html_text(f, tsv_get(t, r, c));
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
-    tsv_free(&t);
 }
 
 typedef struct page_ctx {
     const char *out;
-    const char *manifest;
+    const report_drawn *drawn;
+    const tsv *summary;  /* NULL when unreadable */
+    const tsv *manifest; /* NULL when absent or not shown */
 } page_ctx;
 
-/* The self-contained page: figures inline as SVG, the summary, the manifest. */
+/* The self-contained page: the summary, the figures drawn inline as SVG, the manifest. */
 static int write_page(FILE *f, const void *p)
 {
     const page_ctx *c = p;
+    const report_drawn *d = c->drawn;
     char path[AFILE_PATH_MAX];
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<title>attnlab comparison</title>\n<style>\n"
@@ -332,31 +352,29 @@ static int write_page(FILE *f, const void *p)
           "<p>Each model was trained on the same sequences with the same seed, steps and "
           "batch size; accuracy is measured by greedy decoding on fresh sequences at every "
           "length, inside the training range and beyond it.</p>\n<h2>Summary</h2>\n", f);
-    afile_join(path, sizeof path, c->out, "summary.tsv");
-    html_table(f, path);
+    if (c->summary)
+        html_table(f, c->summary);
     fputs("<h2>Figures</h2>\n", f);
-    for (size_t k = 0; k < N_FIGURES; k++) {
-        int shown = 0;
-        for (size_t o = 0; o < 4 && figures[k].outputs[o]; o++) {
-            char name[128];
-            snprintf(name, sizeof name, "figures/%s.svg", figures[k].outputs[o]);
-            afile_join(path, sizeof path, c->out, name);
-            char *svg = afile_read(path, TSV_MAX_BYTES, NULL);
-            if (!svg)
-                continue;
-            /* inline SVG: drop the XML prolog and doctype, keep the <svg> element */
-            const char *start = strstr(svg, "<svg");
-            if (start) {
-                fputs(shown ? "" : "<figure>\n", f);
-                fputs(start, f);
-                fputc('\n', f);
-                shown = 1;
-            }
-            free(svg);
+    /* the outputs of one script are consecutive and share a caption: one <figure> */
+    for (size_t k = 0; k < d->n; k++) {
+        char name[160];
+        snprintf(name, sizeof name, "figures/%s.svg", d->fig[k].name);
+        char *svg = afile_join(path, sizeof path, c->out, name) == 0
+                        ? afile_read(path, TSV_MAX_BYTES, NULL)
+                        : NULL;
+        /* inline SVG: drop the XML prolog and doctype, keep the <svg> element */
+        const char *start = svg ? strstr(svg, "<svg") : NULL;
+        const int first = k == 0 || d->fig[k - 1].caption != d->fig[k].caption;
+        const int last = k + 1 == d->n || d->fig[k + 1].caption != d->fig[k].caption;
+        fputs(first ? "<figure>\n" : "", f);
+        if (start) {
+            fputs(start, f);
+            fputc('\n', f);
         }
-        if (shown) {
+        free(svg);
+        if (last) {
             fputs("<figcaption>", f);
-            html_text(f, figures[k].caption);
+            html_text(f, d->fig[k].caption);
             fputs("</figcaption>\n</figure>\n", f);
         }
     }
@@ -368,10 +386,41 @@ static int write_page(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
-int report_write_page(const char *out, char *err, size_t n)
+/* Reads out/name for the page: 0 when it is shown (t filled), -1 when it is not (a line
+ * on stderr says why, unless the file is absent and quiet_absent). */
+static int page_table(const char *out, const char *name, int quiet_absent, tsv *t)
 {
-    char manifest[AFILE_PATH_MAX];
-    afile_join(manifest, sizeof manifest, out, "manifest.tsv");
-    page_ctx pc = {out, is_file(manifest) ? manifest : NULL};
-    return afile_write(out, "report.html", write_page, &pc, err, n);
+    char path[AFILE_PATH_MAX], why[512], a[AFILE_PATH_MAX], b[1024];
+    if (afile_join(path, sizeof path, out, name) != 0)
+        return -1;
+    if (quiet_absent && access(path, F_OK) != 0)
+        return -1;
+    if (tsv_read(t, path, why, sizeof why) != 0) {
+        fprintf(stderr, "attnlab report: report.html shows no %s: %s\n", name,
+                rundir_printable(why, b, sizeof b));
+        return -1;
+    }
+    for (size_t i = 0; i < (t->rows + 1) * t->cols; i++)
+        if (!rundir_is_text(t->cell[i], NULL)) {
+            fprintf(stderr, "attnlab report: report.html shows no %s: %s line %zu holds a "
+                    "control character or a byte that is not UTF-8\n", name,
+                    rundir_printable(path, a, sizeof a), i / t->cols + 1);
+            tsv_free(t);
+            return -1;
+        }
+    return 0;
+}
+
+int report_write_page(const char *out, const report_drawn *drawn, char *err, size_t n)
+{
+    tsv summary, manifest;
+    const int has_summary = page_table(out, "summary.tsv", 0, &summary) == 0;
+    const int has_manifest = page_table(out, "manifest.tsv", 1, &manifest) == 0;
+    page_ctx pc = {out, drawn, has_summary ? &summary : NULL, has_manifest ? &manifest : NULL};
+    int rc = afile_write(out, "report.html", write_page, &pc, err, n);
+    if (has_summary)
+        tsv_free(&summary);
+    if (has_manifest)
+        tsv_free(&manifest);
+    return rc;
 }

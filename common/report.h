@@ -13,11 +13,14 @@
  *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
  *     trace/NAME/X.tsv   the matrices of the first run of each model (report_copy_traces)
  *     figures/F.png .svg drawn by gnuplot running each plots/F.gp (report_draw)
- *     report.html        the summary table, every figure inline, the manifest
- *                        (report_write_page)
+ *     report.html        the summary table, the figures this report drew inline, the
+ *                        manifest (report_write_page)
  * Nothing here names a model: the figure scripts find out what they can draw from the
  * files they read (a model that wrote no trace has no trace figure), and the page shows
- * the figures that exist.
+ * the figures that were drawn.
+ *
+ * gnuplot runs code: whatever reaches it as a command is a program. So nothing read from
+ * a file or typed as a path reaches it that way (report_draw.c, design block, says how).
  */
 #ifndef ATTNLAB_REPORT_H
 #define ATTNLAB_REPORT_H
@@ -41,7 +44,8 @@ void report_print_matrix(FILE *f, const char *title, const gsl_matrix *m,
 typedef struct report_facts {
     const config *cfg;         /* the first run's settings: task, symbols, training range */
     size_t n_models;           /* models (groups of runs) in the tables */
-    const char *const *models; /* (n_models) their names, in the tables' order */
+    const char *const *models; /* (n_models) their names, in the tables' order: letters,
+                                  digits and _.:=,+- only (report_write_vars refuses more) */
     const char *const *runs;   /* (n_models) the run directory whose trace/ each shows */
     size_t seeds;              /* the most runs any model has */
     const size_t *position_lengths; /* (n_position_lengths) lengths the positions */
@@ -49,27 +53,48 @@ typedef struct report_facts {
     int have_cost; /* some run measured its cost (train --cost-lengths wrote cost.tsv) */
 } report_facts;
 
+/* The figures one report drew, in the order the page shows them. */
+#define REPORT_MAX_FIGURES 24 /* 4 outputs for each of 6 scripts (report_draw.c checks it) */
+typedef struct report_drawn {
+    size_t n;
+    struct {
+        const char *name;    /* figures/NAME.png and NAME.svg */
+        const char *caption; /* the sentence under it; outputs of one script share one */
+    } fig[REPORT_MAX_FIGURES];
+} report_drawn;
+
 /* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, task, models,
- * position_lengths and seeds as gnuplot variables. Returns 0, or -1 with one line in err
- * (n bytes). */
+ * position_lengths and seeds as gnuplot variables. Every string is checked to hold only
+ * letters, digits, spaces and _.:=,+- (nothing gnuplot reads as code inside double
+ * quotes); anything else is refused. Returns 0, or -1 with one line in err (n bytes). */
 int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);
 
 /* Copies the TSV files of RUN/trace/ into out/trace/NAME/ for each model NAME and its
- * run RUN. A run without a trace is fine: its figures are then skipped. Returns 0, or -1
- * with one line in err. */
+ * run RUN, after removing the copies an earlier report left there and the folders of
+ * out/trace/ of models this report does not show, so no figure is drawn from another
+ * report's runs. A run without a trace is fine: its figures are then skipped. A trace
+ * file whose name or content is malformed (not a labelled matrix of numbers, labels that
+ * are not text) is left out with one line on stderr. Returns 0, or -1 with one line in
+ * err when a copy cannot be written. */
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n);
 
-/* Draws every figure into out/figures/ by running `gnuplot -e "dir='out'" NAME.gp` on
- * each script of report_plots_dir() (the cost figure only when fx->have_cost), and
- * prints on f which scripts drew. When gnuplot or the scripts are missing, one line on
- * stderr says how to draw the figures later; that is not a failure. Returns 0, or -1
- * with one line in err when out/figures/ cannot be created. */
-int report_draw(const char *out, const report_facts *fx, FILE *f, char *err, size_t n);
+/* Draws every figure into out/figures/ by running gnuplot on each script of
+ * report_plots_dir() (the cost figure only when fx->have_cost). Each figure is written to
+ * a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
+ * both files are complete (a PNG that ends with its IEND chunk, an SVG that ends with
+ * </svg>); otherwise the figure already there stays as it was. Fills drawn with the
+ * figures moved into place and prints them on f. When gnuplot or the scripts are
+ * missing, one line on stderr says how to draw the figures later; that is not a
+ * failure. Returns 0, or -1 when a figure failed (one line on stderr names each, and err
+ * says what to do) or out/figures/ cannot be created. */
+int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FILE *f,
+                char *err, size_t n);
 
-/* Writes out/report.html, one self-contained page: out/summary.tsv as a table, every
- * figure of out/figures/ as inline SVG with its caption, and out/manifest.tsv when there
- * is one. Returns 0, or -1 with one line in err. */
-int report_write_page(const char *out, char *err, size_t n);
+/* Writes out/report.html, one self-contained page: out/summary.tsv as a table, the
+ * figures of drawn as inline SVG with their captions, and out/manifest.tsv when there is
+ * one and every cell of it is text (otherwise one line on stderr says why it is left
+ * out). Returns 0, or -1 with one line in err. */
+int report_write_page(const char *out, const report_drawn *drawn, char *err, size_t n);
 
 /* The directory holding the figure scripts (plots/NAME.gp): $ATTNLAB_PLOTS, or found
  * next to the program (the source tree, or the installed share directory). NULL when

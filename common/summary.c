@@ -2,18 +2,23 @@
  * setup, statistics over seeds, and the tables (see summary.h; reading a run directory
  * is rundir.c's, the figures and the page are report.c's).
  *
- * Design. rundir_load reads one run directory whole and checks every number in it
- * before anything is computed, so the statistics read cells without checks (num) and a
- * malformed run is skipped whole instead of half-plotted. Runs are grouped by setup:
- * runs whose settings agree except for the seed (and the settings that change nothing
- * computed, is_incidental) are the seeds of one group. A group is named after its model;
- * a second setup of the same model adds the settings in which it differs
- * ("lstm:hidden=256"). Groups are listed in the registry's order of their models
+ * Design. rundir_load reads one run directory whole and checks every value in it
+ * before anything is computed, so the statistics read typed records without checks and
+ * a malformed run is skipped whole (one line on stderr) instead of half-plotted. Runs
+ * are grouped by setup: runs whose settings agree except for the seed (and the settings
+ * that change nothing computed, is_incidental) are the seeds of one group. A group is
+ * named after its model; a second setup of the same model adds the settings in which it
+ * differs ("lstm:hidden=256"). Groups are listed in the registry's order of their models
  * (model_rank), then in order of appearance.
  *
+ * No silent limit: the groups, the runs of a group and the lengths and steps the tables
+ * show are arrays that grow with the input (a run count is bounded by what the command
+ * line collects). Every key of a run is unique (rundir.h), so a statistic over a group
+ * at one length or step has exactly one value per run that has that key.
+ *
  * Invariant: every statistic over a group at one length or step (stat_acc) is summed in
- * the same order, runs in their group's order and rows in file order, so a table is the
- * same bytes whenever the same runs are given in the same order.
+ * the same order, runs in their group's order, so a table is the same bytes whenever the
+ * same runs are given in the same order.
  */
 #include "summary.h"
 
@@ -26,13 +31,11 @@
 #include "model.h"
 #include "report.h"
 #include "rundir.h"
-#include "tsv.h"
+#include "task.h"
 
-#define MAX_MODELS 16 /* groups in one comparison */
-#define MAX_RUNS 256  /* runs in one group */
-
-/* Cell (i, col) of t as a number (checked by rundir_load). */
-static double num(const tsv *t, size_t i, long col) { return atof(tsv_get(t, i, (size_t)col)); }
+/* Room for a group's name: the model and every setting that differs, "name=value" each
+ * (about 35 settings, none longer than 80 characters written out). */
+#define GROUP_NAME_MAX 4096
 
 /* ---- statistics ---------------------------------------------------------------------- */
 
@@ -77,46 +80,61 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The sorted distinct values of the first column of one table (which: 0 eval.tsv's
- * lengths, 1 train_log.tsv's steps, 2 cost.tsv's lengths) over the runs rs. */
-static size_t distinct_values(rundir *const *rs, size_t nr, size_t which, size_t *out,
-                              size_t max)
+/* Which key distinct_values gathers. */
+typedef enum { KEY_EVAL_LEN, KEY_STEP, KEY_COST_LEN } key_kind;
+
+/* Sets *out (allocated; free it) to the sorted distinct values of one key over the runs
+ * rs: eval.tsv's lengths, train_log.tsv's steps or cost.tsv's lengths. Returns their
+ * number, or (size_t)-1 when memory runs out. */
+static size_t distinct_values(rundir *const *rs, size_t nr, key_kind which, size_t **out)
 {
-    size_t k = 0;
+    size_t total = 0, k = 0;
+    for (size_t i = 0; i < nr; i++)
+        total += which == KEY_EVAL_LEN ? rs[i]->n_eval
+                 : which == KEY_STEP   ? rs[i]->n_log
+                                       : rs[i]->n_cost;
+    size_t *v = malloc((total ? total : 1) * sizeof *v);
+    if (!(*out = v))
+        return (size_t)-1;
     for (size_t i = 0; i < nr; i++) {
-        const tsv *t = which == 0 ? &rs[i]->eval : which == 1 ? &rs[i]->log : &rs[i]->cost;
-        long col = which == 0 ? rs[i]->e_len : which == 1 ? rs[i]->l_step : rs[i]->c_len;
-        for (size_t r = 0; r < t->rows; r++) {
-            double v = num(t, r, col);
-            if (!(v >= 0 && v < 1e12))
-                continue;
-            size_t s = (size_t)v, j = 0;
-            while (j < k && out[j] != s)
-                j++;
-            if (j == k && k < max)
-                out[k++] = s;
-        }
+        const rundir *r = rs[i];
+        if (which == KEY_EVAL_LEN)
+            for (size_t j = 0; j < r->n_eval; j++)
+                v[k++] = r->eval[j].len;
+        else if (which == KEY_STEP)
+            for (size_t j = 0; j < r->n_log; j++)
+                v[k++] = r->log[j].step;
+        else
+            for (size_t j = 0; j < r->n_cost; j++)
+                v[k++] = r->cost[j].len;
     }
-    qsort(out, k, sizeof *out, cmp_size);
-    return k;
+    qsort(v, k, sizeof *v, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || v[u - 1] != v[i])
+            v[u++] = v[i];
+    return u;
 }
 
 /* ---- grouping runs by setup ---------------------------------------------------------- */
 
-/* The runs of one setup: its seeds. */
+/* The runs of one setup: its seeds, and the keys its tables show. */
 typedef struct model_group {
-    char name[CONFIG_STR_MAX]; /* as tables and figures show it, one word */
-    rundir *runs[MAX_RUNS];
-    size_t n;
+    char name[GROUP_NAME_MAX]; /* as tables and figures show it, one word */
+    rundir **runs;             /* (n) in the order given; cap allocated */
+    size_t n, cap;
+    size_t *steps, nsteps;         /* train_log.tsv's steps over its runs, ascending */
+    size_t *cost_lens, ncost_lens; /* cost.tsv's lengths over its runs, ascending */
 } model_group;
 
 /* The comparison: its groups in table order, and the lengths its tables show. */
 typedef struct summary_ctx {
-    model_group g[MAX_MODELS];
-    size_t ng;
-    size_t lens[4096], nlens; /* every evaluated length, all models */
-    size_t sel[4], nsel;      /* lengths for the summary table */
+    model_group *g; /* (ng) cap allocated */
+    size_t ng, cap;
+    size_t *lens, nlens;         /* every evaluated length, all models, ascending */
+    size_t sel[4], nsel;         /* lengths for the summary table */
     size_t poslens[3], nposlens; /* lengths of the positions figure */
+    double *scratch;             /* 3 · (the most runs of a group): the cost medians */
 } summary_ctx;
 
 /* Settings that do not change what a run computes, or that tell seeds apart. */
@@ -152,12 +170,15 @@ static int same_setup(const config *a, const config *b)
 
 /* Names each group by its model; when one model has several setups, the later ones add
  * the settings in which they differ from its first (e.g. "lstm:hidden=256"), without
- * spaces so the name stays one word for gnuplot. */
-static void name_groups(summary_ctx *c)
+ * spaces so the name stays one word for gnuplot. Every value is a registered model name
+ * or a setting config_set accepted, so a name holds only letters, digits and _.:=,+-
+ * (report_write_vars checks it again). Returns 0, or -1 with a line in err when a name
+ * does not fit GROUP_NAME_MAX (it always does: see there). */
+static int name_groups(summary_ctx *c, char *err, size_t errn)
 {
     for (size_t m = 0; m < c->ng; m++) {
         const config *cfg = &c->g[m].runs[0]->cfg;
-        snprintf(c->g[m].name, CONFIG_STR_MAX, "%s", cfg->model);
+        snprintf(c->g[m].name, GROUP_NAME_MAX, "%s", cfg->model);
         size_t first = 0;
         while (first < m && strcmp(c->g[first].runs[0]->cfg.model, cfg->model) != 0)
             first++;
@@ -169,34 +190,53 @@ static void name_groups(summary_ctx *c)
             if (!differs(base, cfg, k, y))
                 continue;
             size_t len = strlen(c->g[m].name);
-            snprintf(c->g[m].name + len, CONFIG_STR_MAX - len, "%s%s=%s",
-                     strchr(c->g[m].name, ':') ? "," : ":", config_fields[k].name, y);
+            int w = snprintf(c->g[m].name + len, GROUP_NAME_MAX - len, "%s%s=%s",
+                             strchr(c->g[m].name, ':') ? "," : ":", config_fields[k].name, y);
+            if (w < 0 || (size_t)w >= GROUP_NAME_MAX - len) {
+                snprintf(err, errn, "the runs of %s in %s differ in too many settings to "
+                         "name them (more than %d characters)", cfg->model,
+                         c->g[m].runs[0]->dir, GROUP_NAME_MAX - 1);
+                return -1;
+            }
         }
         fprintf(stderr, "attnlab report: runs of %s with other settings are shown as %s\n",
                 cfg->model, c->g[m].name);
     }
+    return 0;
 }
 
-/* Where a group stands in the tables: its model's place in the registry (a model this
- * build lacks comes after every registered one). */
+/* Where a group stands in the tables: its model's place in the registry. */
 static size_t group_rank(const model_group *g) { return model_rank(g->runs[0]->cfg.model); }
 
-/* Adds run r to the group of its setup, opening a group for a new setup; r is left out
- * when all MAX_MODELS groups are taken, or its group holds MAX_RUNS runs. */
-static void add_to_group(summary_ctx *c, rundir *r)
+/* Adds run r to the group of its setup, opening a group for a new setup; both arrays
+ * grow as needed. Returns 0, or -1 when memory runs out. */
+static int add_to_group(summary_ctx *c, rundir *r)
 {
     /* runs are seeds of one group only when every other setting agrees */
     size_t m = 0;
     while (m < c->ng && !same_setup(&c->g[m].runs[0]->cfg, &r->cfg))
         m++;
     if (m == c->ng) {
-        if (c->ng == MAX_MODELS)
-            return;
-        c->g[c->ng].n = 0;
+        if (c->ng == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 4;
+            model_group *g = realloc(c->g, cap * sizeof *g);
+            if (!g)
+                return -1;
+            c->g = g, c->cap = cap;
+        }
+        memset(&c->g[c->ng], 0, sizeof c->g[c->ng]);
         c->ng++;
     }
-    if (c->g[m].n < MAX_RUNS)
-        c->g[m].runs[c->g[m].n++] = r;
+    model_group *g = &c->g[m];
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 8;
+        rundir **runs = realloc(g->runs, cap * sizeof *runs);
+        if (!runs)
+            return -1;
+        g->runs = runs, g->cap = cap;
+    }
+    g->runs[g->n++] = r;
+    return 0;
 }
 
 /* ---- the tables ---------------------------------------------------------------------- */
@@ -207,12 +247,11 @@ static size_t acc_at(const model_group *g, size_t L, stat_acc *tok, stat_acc *se
     memset(tok, 0, sizeof *tok);
     memset(seq, 0, sizeof *seq);
     for (size_t i = 0; i < g->n; i++) {
-        const rundir *r = g->runs[i];
-        for (size_t row = 0; row < r->eval.rows; row++)
-            if ((size_t)num(&r->eval, row, r->e_len) == L) {
-                stat_add(tok, num(&r->eval, row, r->e_tok));
-                stat_add(seq, num(&r->eval, row, r->e_seq));
-            }
+        const rundir_eval *e = rundir_eval_at(g->runs[i], L);
+        if (e) {
+            stat_add(tok, e->token_acc);
+            stat_add(seq, e->seq_acc);
+        }
     }
     return tok->n;
 }
@@ -247,29 +286,27 @@ static int write_accuracy(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
-/* positions.tsv: per model, length and output position (1, 2, ... while any run has
- * it), the accuracy there over seeds. */
+/* positions.tsv: per model, length and output position (1 up to the task's output
+ * length, where any run has it), the accuracy there over seeds. */
 static int write_positions(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
     fprintf(f, "model\tlen\tposition\tseeds\tacc_mean\tacc_min\tacc_max\n");
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
+        const task *t = task_lookup(g->runs[0]->cfg.task); /* checked by rundir_load */
         for (size_t k = 0; k < c->nlens; k++) {
-            const size_t L = c->lens[k];
-            for (size_t pos = 1; pos <= 4 * L + 8; pos++) {
+            const size_t L = c->lens[k], T = t->target_len(L);
+            for (size_t pos = 1; pos <= T; pos++) {
                 stat_acc a = {0};
                 for (size_t i = 0; i < g->n; i++) {
-                    const rundir *r = g->runs[i];
-                    for (size_t row = 0; row < r->pos.rows; row++)
-                        if ((size_t)num(&r->pos, row, r->p_len) == L &&
-                            (size_t)num(&r->pos, row, r->p_pos) == pos)
-                            stat_add(&a, num(&r->pos, row, r->p_acc));
+                    const rundir_pos *r = rundir_pos_at(g->runs[i], L, pos);
+                    if (r)
+                        stat_add(&a, r->acc);
                 }
-                if (!a.n)
-                    break;
-                fprintf(f, "%s\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos, a.n,
-                        stat_mean(&a), a.min, a.max);
+                if (a.n)
+                    fprintf(f, "%s\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
+                            a.n, stat_mean(&a), a.min, a.max);
             }
         }
     }
@@ -282,24 +319,21 @@ static int write_curves(FILE *f, const void *p)
     const summary_ctx *c = p;
     fprintf(f, "model\tstep\tseeds\tseconds_mean\tloss_mean\tloss_min\tloss_max\tacc_mean\t"
                "acc_min\tacc_max\n");
-    static size_t steps[65536];
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
-        size_t ns = distinct_values(g->runs, g->n, 1, steps, 65536);
-        for (size_t k = 0; k < ns; k++) {
+        for (size_t k = 0; k < g->nsteps; k++) {
             stat_acc sec = {0}, loss = {0}, acc = {0};
             for (size_t i = 0; i < g->n; i++) {
-                const rundir *r = g->runs[i];
-                for (size_t row = 0; row < r->log.rows; row++)
-                    if ((size_t)num(&r->log, row, r->l_step) == steps[k]) {
-                        stat_add(&sec, num(&r->log, row, r->l_sec));
-                        stat_add(&loss, num(&r->log, row, r->l_loss));
-                        stat_add(&acc, num(&r->log, row, r->l_acc));
-                    }
+                const rundir_step *s = rundir_step_at(g->runs[i], g->steps[k]);
+                if (s) {
+                    stat_add(&sec, s->seconds);
+                    stat_add(&loss, s->loss);
+                    stat_add(&acc, s->token_acc);
+                }
             }
             if (sec.n)
                 fprintf(f, "%s\t%zu\t%zu\t%.3f\t%.6g\t%.6g\t%.6g\t%.6f\t%.6f\t%.6f\n", g->name,
-                        steps[k], sec.n, stat_mean(&sec), stat_mean(&loss), loss.min,
+                        g->steps[k], sec.n, stat_mean(&sec), stat_mean(&loss), loss.min,
                         loss.max, stat_mean(&acc), acc.min, acc.max);
         }
     }
@@ -319,25 +353,22 @@ static int write_cost(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
     fprintf(f, "model\tlen\tseeds\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq\n");
-    static size_t lens[4096];
-    double tr[256], fl[256], de[256];
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
-        size_t nl = distinct_values(g->runs, g->n, 2, lens, 4096);
-        for (size_t k = 0; k < nl; k++) {
+        double *tr = c->scratch, *fl = tr + g->n, *de = fl + g->n;
+        for (size_t k = 0; k < g->ncost_lens; k++) {
             size_t cnt = 0;
-            for (size_t i = 0; i < g->n && cnt < 256; i++) {
-                const rundir *r = g->runs[i];
-                for (size_t row = 0; row < r->cost.rows && cnt < 256; row++)
-                    if ((size_t)num(&r->cost, row, r->c_len) == lens[k]) {
-                        tr[cnt] = num(&r->cost, row, r->c_train);
-                        fl[cnt] = num(&r->cost, row, r->c_flops);
-                        de[cnt] = num(&r->cost, row, r->c_decode);
-                        cnt++;
-                    }
+            for (size_t i = 0; i < g->n; i++) {
+                const rundir_cost *r = rundir_cost_at(g->runs[i], g->cost_lens[k]);
+                if (r) {
+                    tr[cnt] = r->train_ms;
+                    fl[cnt] = r->flops;
+                    de[cnt] = r->decode_ms;
+                    cnt++;
+                }
             }
             if (cnt)
-                fprintf(f, "%s\t%zu\t%zu\t%.6g\t%.6g\t%.6g\n", g->name, lens[k], cnt,
+                fprintf(f, "%s\t%zu\t%zu\t%.6g\t%.6g\t%.6g\n", g->name, g->cost_lens[k], cnt,
                         median(tr, cnt), median(fl, cnt), median(de, cnt));
         }
     }
@@ -425,11 +456,16 @@ static void choose_lengths(summary_ctx *c)
     add_unique(c->poslens, &c->nposlens, 3, c->lens[c->nlens - 1]);
 }
 
-/* Writes the tables, then hands the figures and the page to report.c. */
+/* Writes the tables, then hands the figures and the page to report.c. A figure that
+ * failed is an error, but only after the page shows every figure that was drawn. */
 static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *err,
                          size_t errn)
 {
-    const char *names[MAX_MODELS], *runs[MAX_MODELS];
+    const char **names = malloc(2 * c->ng * sizeof *names), **runs = names + c->ng;
+    if (!names) {
+        snprintf(err, errn, "out of memory");
+        return -1;
+    }
     report_facts fx = {.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng, .models = names,
                        .runs = runs, .position_lengths = c->poslens,
                        .n_position_lengths = c->nposlens};
@@ -438,23 +474,67 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         runs[m] = c->g[m].runs[0]->dir; /* the first run's trace stands for the group */
         if (c->g[m].n > fx.seeds)
             fx.seeds = c->g[m].n;
-        for (size_t i = 0; i < c->g[m].n; i++)
-            fx.have_cost |= c->g[m].runs[i]->cost.rows > 0;
+        fx.have_cost |= c->g[m].ncost_lens > 0;
     }
-    if (afile_mkdirs(out, err, errn) != 0)
-        return -1;
-    if (afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
+    int rc = -1;
+    if (afile_mkdirs(out, err, errn) != 0 ||
+        afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
         afile_write(out, "curves.tsv", write_curves, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||
         report_write_vars(out, &fx, err, errn) || report_copy_traces(out, &fx, err, errn))
-        return -1;
+        goto done;
     print_summary(f, c);
-    if (report_draw(out, &fx, f, err, errn) != 0 || report_write_page(out, err, errn) != 0)
+    report_drawn drawn;
+    char why[1024];
+    const int figures = report_draw(out, &fx, &drawn, f, why, sizeof why);
+    if (report_write_page(out, &drawn, err, errn) != 0)
+        goto done;
+    char shown[AFILE_PATH_MAX];
+    fprintf(f, "report:  %s/report.html\n", rundir_printable(out, shown, sizeof shown));
+    if (figures != 0) {
+        snprintf(err, errn, "%s", why);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(names);
+    return rc;
+}
+
+/* Prints "attnlab report: skipping DIR: WHY" on stderr, both made printable. */
+static void say_skipped(const char *dir, const char *why)
+{
+    static char a[AFILE_PATH_MAX], b[2 * AFILE_PATH_MAX];
+    fprintf(stderr, "attnlab report: skipping %s: %s\n", rundir_printable(dir, a, sizeof a),
+            rundir_printable(why, b, sizeof b));
+}
+
+/* Gathers what the tables show: every evaluated length, each group's steps and cost
+ * lengths, and room for the cost medians. Returns 0, or -1 when memory runs out. */
+static int gather_keys(summary_ctx *c, rundir *rd, size_t loaded)
+{
+    rundir **all = malloc(loaded * sizeof *all);
+    if (!all)
         return -1;
-    fprintf(f, "report:  %s/report.html\n", out);
-    return 0;
+    for (size_t i = 0; i < loaded; i++)
+        all[i] = &rd[i];
+    c->nlens = distinct_values(all, loaded, KEY_EVAL_LEN, &c->lens);
+    free(all);
+    if (c->nlens == (size_t)-1)
+        return -1;
+    size_t most = 1;
+    for (size_t m = 0; m < c->ng; m++) {
+        model_group *g = &c->g[m];
+        g->nsteps = distinct_values(g->runs, g->n, KEY_STEP, &g->steps);
+        g->ncost_lens = distinct_values(g->runs, g->n, KEY_COST_LEN, &g->cost_lens);
+        if (g->nsteps == (size_t)-1 || g->ncost_lens == (size_t)-1)
+            return -1;
+        most = g->n > most ? g->n : most;
+    }
+    c->scratch = malloc(3 * most * sizeof *c->scratch);
+    return c->scratch ? 0 : -1;
 }
 
 int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, char *err,
@@ -464,24 +544,24 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
     rundir *rd = calloc(n ? n : 1, sizeof *rd);
     int rc = -1;
     size_t loaded = 0;
-    if (!c || !rd) {
-        snprintf(err, errn, "out of memory");
-        goto done;
-    }
+    if (!c || !rd)
+        goto oom;
     for (size_t i = 0; i < n; i++) {
-        char why[512];
+        char why[1024];
         if (rundir_load(&rd[loaded], runs[i], why, sizeof why) != 0) {
-            fprintf(stderr, "attnlab report: skipping %s: %s\n", runs[i], why);
+            say_skipped(runs[i], why);
             continue;
         }
-        add_to_group(c, &rd[loaded++]);
+        if (add_to_group(c, &rd[loaded++]) != 0)
+            goto oom;
     }
-    name_groups(c);
     if (loaded == 0) {
         snprintf(err, errn, "no finished run to report (each needs config.tsv, build.tsv, "
-                 "train_log.tsv, eval.tsv and eval_positions.tsv)");
+                 "train_log.tsv, eval.tsv with at least one row and eval_positions.tsv)");
         goto done;
     }
+    if (name_groups(c, err, errn) != 0)
+        goto done;
     /* stable order of models for every table and figure */
     for (size_t i = 1; i < c->ng; i++)
         for (size_t j = i; j > 0 && group_rank(&c->g[j]) < group_rank(&c->g[j - 1]); j--) {
@@ -489,18 +569,28 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
             c->g[j] = c->g[j - 1];
             c->g[j - 1] = tmp;
         }
-    rundir *all[MAX_RUNS];
-    size_t na = loaded < MAX_RUNS ? loaded : MAX_RUNS;
-    for (size_t i = 0; i < na; i++)
-        all[i] = &rd[i];
-    c->nlens = distinct_values(all, na, 0, c->lens, 4096);
+    if (gather_keys(c, rd, loaded) != 0)
+        goto oom;
     if (c->nlens == 0) {
         snprintf(err, errn, "the runs hold no evaluation lengths");
         goto done;
     }
     choose_lengths(c);
     rc = write_outputs(c, out, f, err, errn);
+    goto done;
+oom:
+    snprintf(err, errn, "out of memory");
 done:
+    if (c) {
+        for (size_t m = 0; m < c->ng; m++) {
+            free(c->g[m].runs);
+            free(c->g[m].steps);
+            free(c->g[m].cost_lens);
+        }
+        free(c->g);
+        free(c->lens);
+        free(c->scratch);
+    }
     if (rd)
         for (size_t i = 0; i < loaded; i++)
             rundir_free(&rd[i]);

@@ -8,8 +8,10 @@
  * figure_vars.gp, trace/MODEL/NAME.tsv, figures/NAME.png and .svg (drawn by
  * plots/NAME.gp) and report.html, written by report.h's functions.
  * Runs are grouped by model; a model's numbers at a length are the mean, standard
- * deviation, minimum and maximum over its runs (its seeds). Nothing is trusted: a run
- * directory with a missing or malformed file is reported by name and skipped.
+ * deviation, minimum and maximum over its runs (its seeds). Nothing is trusted: every
+ * value of a run directory is checked (rundir.h), and a run with a missing, malformed or
+ * impossible value is skipped whole, with one line on stderr naming the file, the line
+ * and the field. There is no limit on the number of runs or models a comparison holds.
  */
 #ifndef ATTNLAB_SUMMARY_H
 #define ATTNLAB_SUMMARY_H
@@ -19,9 +21,11 @@
 
 /* Merges the run directories runs[0..n-1] into out (created when missing), writes the
  * tables, draws the figures with gnuplot when it is installed (one line on stderr says
- * how to draw them later when it is not) and writes report.html, which shows
- * out/manifest.tsv when there is one. Prints the summary table on f. Returns 0, or -1
- * with one line in err. */
+ * how to draw them later when it is not) and writes report.html, which shows the figures
+ * drawn and out/manifest.tsv when there is one. Prints the summary table on f. Returns
+ * 0; or -1 with one line in err when no run could be read, a file could not be written,
+ * or a figure failed (report.html and the tables are written first, the figures already
+ * in out/figures/ stay as they were). */
 int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, char *err,
                    size_t errn);
 

@@ -11,7 +11,8 @@
 #        DIR/accuracy.tsv, one row per model and length, statistics over seeds:
 #          model params len seeds token_mean token_sd token_min token_max
 #          seq_mean seq_sd seq_min seq_max
-# Writes. DIR/figures/accuracy.png and DIR/figures/accuracy.svg
+# Writes. DIR/figures/accuracy.png and DIR/figures/accuracy.svg (into FIGS/ instead
+#         when figs='FIGS' is given)
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/accuracy.gp
@@ -29,9 +30,17 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
+# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
+# name cannot become a command.
+shq_body(s) = strstrt(s, "'") == 0 ? s : \
+    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
+shq(s) = "'".shq_body(s)."'"
+# The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
+# temporary one and moves each figure into DIR/figures once it is complete).
+if (!exists("figs")) { figs = dir."/figures" }
 data = dir."/accuracy.tsv"
-out  = dir."/figures/accuracy"
-system("mkdir -p '".dir."/figures'")
+out  = figs."/accuracy"
+system("mkdir -p ".shq(figs))
 
 set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems

@@ -24,8 +24,9 @@
 #        each a labelled matrix: a header row "rows\cols" then the column tokens, then
 #        one row per row token (docs/results-format.md). Layer K and head J count from 0.
 # Writes. DIR/figures/attention_rnn, attention_enc_self, attention_dec_self,
-#         attention_cross, each as .png and .svg. A figure whose files are missing (the
-#         model was not traced) is skipped with a message.
+#         attention_cross, each as .png and .svg (into FIGS/ instead when figs='FIGS'
+#         is given). A figure whose files are missing (the model was not traced) is
+#         skipped with a message.
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/attention.gp
@@ -48,15 +49,22 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
-file_exists(f) = int(system("test -f '".f."' && echo 1 || echo 0"))
+# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
+# name cannot become a command.
+shq_body(s) = strstrt(s, "'") == 0 ? s : \
+    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
+shq(s) = "'".shq_body(s)."'"
+file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
 if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
-figs = dir."/figures"
-system("mkdir -p '".figs."'")
+# The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
+# temporary one and moves each figure into DIR/figures once it is complete).
+if (!exists("figs")) { figs = dir."/figures" }
+system("mkdir -p ".shq(figs))
 # Where the matrices are: one folder per model in a comparison, or the one given.
 rnn_dir = exists("trace") ? trace : dir."/trace/rnn_attention"
 tdir    = exists("trace") ? trace : dir."/trace/transformer"
 # The corner cell of a matrix file names its axes, "rows\cols" (e.g. "tgt\src").
-corner(f) = system("head -n 1 '".f."' | cut -f 1")
+corner(f) = system("head -n 1 ".shq(f)." | cut -f 1")
 rows_of(c) = strstrt(c, "\\") > 0 ? c[1:strstrt(c, "\\") - 1] : c
 cols_of(c) = strstrt(c, "\\") > 0 ? c[strstrt(c, "\\") + 1:] : c
 noun(a) = a eq "src" ? "source token" : a eq "tgt" ? "output token" : \
@@ -126,11 +134,11 @@ if (!file_exists(f)) {
 
 # ---- the Transformer: one grid of heads per kind of attention --------------------------
 if (!exists("tfm_layers")) {
-    tfm_layers = int(system("ls '".tdir."' 2>/dev/null | " . \
+    tfm_layers = int(system("ls ".shq(tdir)." 2>/dev/null | " . \
                             "grep -c '^enc_self\\.l[0-9]*\\.h0\\.tsv$'"))
 }
 if (!exists("tfm_heads")) {
-    tfm_heads = int(system("ls '".tdir."' 2>/dev/null | " . \
+    tfm_heads = int(system("ls ".shq(tdir)." 2>/dev/null | " . \
                            "grep -c '^enc_self\\.l0\\.h[0-9]*\\.tsv$'"))
 }
 R = tfm_layers

@@ -10,7 +10,8 @@
 # Reads. DIR/figure_vars.gp (task, models, train_min, train_max)
 #        DIR/cost.tsv, one row per model and length (medians over seeds):
 #          model len seeds train_ms_per_seq flops_per_seq decode_ms_per_seq
-# Writes. DIR/figures/cost.png and DIR/figures/cost.svg
+# Writes. DIR/figures/cost.png and DIR/figures/cost.svg (into FIGS/ instead
+#         when figs='FIGS' is given)
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/cost.gp
@@ -28,9 +29,17 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
+# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
+# name cannot become a command.
+shq_body(s) = strstrt(s, "'") == 0 ? s : \
+    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
+shq(s) = "'".shq_body(s)."'"
+# The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
+# temporary one and moves each figure into DIR/figures once it is complete).
+if (!exists("figs")) { figs = dir."/figures" }
 data = dir."/cost.tsv"
-out  = dir."/figures/cost"
-system("mkdir -p '".dir."/figures'")
+out  = figs."/cost"
+system("mkdir -p ".shq(figs))
 
 set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems

@@ -15,8 +15,8 @@
 #        DIR/trace/lstm/dec.gate_i.tsv dec.gate_f.tsv dec.gate_o.tsv dec.cell.tsv
 #                       (tgt × unit)
 #        labelled matrices as in docs/results-format.md; the rows become the x axis here.
-# Writes. DIR/figures/gates.png and DIR/figures/gates.svg; nothing (with a message)
-#         when the LSTM was not traced.
+# Writes. DIR/figures/gates.png and DIR/figures/gates.svg (FIGS/ instead with
+#         figs='FIGS'); nothing (with a message) when the LSTM was not traced.
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/gates.gp
@@ -39,13 +39,21 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
-file_exists(f) = int(system("test -f '".f."' && echo 1 || echo 0"))
+# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
+# name cannot become a command.
+shq_body(s) = strstrt(s, "'") == 0 ? s : \
+    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
+shq(s) = "'".shq_body(s)."'"
+file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
 if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
 if (!exists("task")) { task = "" }
 # Where the matrices are: the lstm folder of a comparison, or the one given.
 tdir = exists("trace") ? trace : dir."/trace/lstm"
-out  = dir."/figures/gates"
-system("mkdir -p '".dir."/figures'")
+# The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
+# temporary one and moves each figure into DIR/figures once it is complete).
+if (!exists("figs")) { figs = dir."/figures" }
+out  = figs."/gates"
+system("mkdir -p ".shq(figs))
 parts = "enc dec"
 kinds = "gate_i gate_f gate_o cell"
 

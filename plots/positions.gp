@@ -10,7 +10,8 @@
 #        position_lengths, seeds)
 #        DIR/positions.tsv, one row per model, length and position (1-based):
 #          model len position seeds acc_mean acc_min acc_max
-# Writes. DIR/figures/positions.png and DIR/figures/positions.svg
+# Writes. DIR/figures/positions.png and DIR/figures/positions.svg (into FIGS/ instead
+#         when figs='FIGS' is given)
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/positions.gp
@@ -27,9 +28,17 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
+# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
+# name cannot become a command.
+shq_body(s) = strstrt(s, "'") == 0 ? s : \
+    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
+shq(s) = "'".shq_body(s)."'"
+# The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
+# temporary one and moves each figure into DIR/figures once it is complete).
+if (!exists("figs")) { figs = dir."/figures" }
 data = dir."/positions.tsv"
-out  = dir."/figures/positions"
-system("mkdir -p '".dir."/figures'")
+out  = figs."/positions"
+system("mkdir -p ".shq(figs))
 
 set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems

@@ -8,11 +8,20 @@
  * a warning (a warning usually means a wrong column or an empty selection), and a clean
  * skip when the traces a figure needs are absent.
  *
+ * The scripts are also run as `attnlab report` runs them (in the comparison directory,
+ * into a temporary folder named by figs=), and on a folder whose name a shell would run.
+ * Then report itself: a figure replaces the one in figures/ only when it is complete — a
+ * full disk (RLIMIT_FSIZE), a script that writes half a figure or fails, leave the
+ * earlier figures as they were, name the figure and end with status 1 — and report.html
+ * shows only the figures the report drew (run directories from tests/fixtures/run/,
+ * reportutil.h).
+ *
  * The source tree is $ATTNLAB_SRC when set, else the current directory (the tests run
  * from the top of the tree). Without gnuplot the suite prints one line and leaves the
  * rendering tests out: figures are optional, results are not. */
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "reportutil.h"
 #include "testutil.h"
 
 /* One script and the figures it writes into DIR/figures/ (NAME.png and NAME.svg each). */
@@ -219,6 +229,256 @@ START_TEST(test_missing_traces_skip)
 }
 END_TEST
 
+
+/* ---- a folder name a shell would run is only a name ------------------------------------ */
+
+START_TEST(test_paths_are_quoted_for_the_shell)
+{
+    /* the fixture in a folder named like a command, figures sent to another such folder
+     * with figs=; each script hands these paths to a shell (mkdir, test, head, ls) */
+    const figure_case *c = &figure_cases[_i];
+    char base[RU_PATH], dir[RU_PATH], pwn[RU_PATH], figs[RU_PATH], cmd[RU_PATH];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(pwn, sizeof pwn, "%s/pwn", base);
+    ru_mkdir_p(pwn);
+    ru_fmt(dir, sizeof dir, "%s/x'$(touch %s/a)'y", base, pwn);
+    ru_fmt(figs, sizeof figs, "%s/x';touch %s/b;'", base, pwn);
+    /* made without a shell, which would run the name */
+    ru_fmt(cmd, sizeof cmd, "%s/tests/fixtures/compare/.", ru_src_root());
+    ru_mkdir_p(dir); /* the name holds slashes: several folders */
+    pid_t cp = fork();
+    ck_assert(cp >= 0);
+    if (cp == 0) {
+        execlp("cp", "cp", "-r", cmd, dir, (char *)NULL);
+        _exit(127);
+    }
+    int cst;
+    ck_assert(waitpid(cp, &cst, 0) == cp && WIFEXITED(cst) && WEXITSTATUS(cst) == 0);
+    /* gnuplot's single quotes: '' is a quote, nothing else is special */
+    char expr[4 * RU_PATH], qdir[2 * RU_PATH], qfigs[2 * RU_PATH], script[RU_PATH];
+    size_t o = 0;
+    for (const char *p = dir; *p; p++)
+        o += (size_t)sprintf(qdir + o, *p == '\'' ? "''" : "%c", *p);
+    o = 0;
+    for (const char *p = figs; *p; p++)
+        o += (size_t)sprintf(qfigs + o, *p == '\'' ? "''" : "%c", *p);
+    ru_fmt(expr, sizeof expr, "dir='%s'; figs='%s'", qdir, qfigs);
+    ru_fmt(script, sizeof script, "%s/plots/%s.gp", ru_src_root(), c->script);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        execlp("gnuplot", "gnuplot", "-e", expr, script, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    ck_assert(waitpid(pid, &st, 0) == pid);
+    ck_assert_msg(ru_count_entries(pwn) == 0, "plots/%s.gp ran a path as a command", c->script);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "plots/%s.gp failed", c->script);
+    for (size_t k = 0; c->figures[k]; k++) {
+        char path[2 * RU_PATH];
+        ru_fmt(path, sizeof path, "%s/%s.svg", figs, c->figures[k]);
+        ck_assert_msg(access(path, F_OK) == 0, "plots/%s.gp wrote no %s", c->script, path);
+    }
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* ---- a figure is replaced only by a complete one ----------------------------------------- */
+
+/* The figure files of dir/figures (names and bytes), to compare before and after. */
+typedef struct snapshot {
+    size_t n;
+    char name[32][64];
+    char *bytes[32];
+    size_t len[32];
+} snapshot;
+
+static void take_snapshot(const char *dir, snapshot *s)
+{
+    char figs[RU_PATH + 16];
+    ru_fmt(figs, sizeof figs, "%s/figures", dir);
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir(figs);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        ck_assert(s->n < 32);
+        char path[RU_PATH + 96];
+        ru_fmt(s->name[s->n], 64, "%s", e->d_name);
+        ru_fmt(path, sizeof path, "%s/%s", figs, e->d_name);
+        s->bytes[s->n] = ru_slurp(path, &s->len[s->n]);
+        ck_assert_ptr_nonnull(s->bytes[s->n]);
+        s->n++;
+    }
+    closedir(d);
+}
+
+static void free_snapshot(snapshot *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->bytes[i]);
+}
+
+/* Fails unless dir/figures holds exactly the files of s, byte for byte. */
+static void assert_same_figures(const char *dir, const snapshot *s)
+{
+    snapshot now;
+    take_snapshot(dir, &now);
+    ck_assert_msg(now.n == s->n, "%zu files in figures/, %zu before", now.n, s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        size_t j = 0;
+        while (j < now.n && strcmp(now.name[j], s->name[i]) != 0)
+            j++;
+        ck_assert_msg(j < now.n, "figures/%s is gone", s->name[i]);
+        ck_assert_msg(now.len[j] == s->len[i] &&
+                          memcmp(now.bytes[j], s->bytes[i], s->len[i]) == 0,
+                      "figures/%s changed (%zu bytes, %zu before)", s->name[i], now.len[j],
+                      s->len[i]);
+    }
+    free_snapshot(&now);
+}
+
+START_TEST(full_disk_keeps_the_figures)
+{
+    char base[RU_PATH], out[RU_PATH + 8], fresh[RU_PATH + 8], run_dir[RU_PATH + 16];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(run_dir, sizeof run_dir, "%s/runs/good", base);
+    ru_make_run(run_dir, NULL, 0);
+    ru_fmt(out, sizeof out, "%s/out", base);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", "--out", out, run_dir, NULL}, NULL, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_result_free(&r);
+    snapshot before;
+    take_snapshot(out, &before);
+    ck_assert_msg(before.n >= 8, "only %zu figure files drawn", before.n);
+
+    /* the same report on a disk that takes no file beyond 24 kB: the tables fit, the
+     * figures do not */
+    ru_run(&r, (const char *const[]){"report", "--out", out, run_dir, NULL}, NULL, 24 << 10);
+    ck_assert_msg(r.status == 1, "status %d on a full disk: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "figure accuracy was not drawn") ||
+                      strstr(r.err, "plots/accuracy.gp "),
+                  "the failed figure is not named: %s", r.err);
+    ck_assert_msg(!strstr(r.out, "wrote"), "says it wrote a figure: %s", r.out);
+    assert_same_figures(out, &before);
+    ru_result_free(&r);
+    free_snapshot(&before);
+
+    /* and into a new directory: no figure at all rather than a broken one */
+    ru_fmt(fresh, sizeof fresh, "%s/new", base);
+    ru_run(&r, (const char *const[]){"report", "--out", fresh, run_dir, NULL}, NULL, 24 << 10);
+    ck_assert_msg(r.status == 1, "status %d on a full disk: %s", r.status, r.err);
+    snapshot none;
+    take_snapshot(fresh, &none);
+    ck_assert_msg(none.n == 0, "%zu figure files on a full disk, e.g. %s", none.n,
+                  none.n ? none.name[0] : "");
+    free_snapshot(&none);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* A copy of plots/ in dir/plots where script writes the given text instead. */
+static void plots_with(const char *dir, const char *script, const char *text)
+{
+    char cmd[3 * RU_PATH], path[RU_PATH + 64];
+    ru_fmt(cmd, sizeof cmd, "mkdir -p '%s/plots' && cp '%s'/plots/*.gp '%s/plots/'", dir,
+           ru_src_root(), dir);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    ru_fmt(path, sizeof path, "%s/plots/%s.gp", dir, script);
+    ru_spit(path, text, strlen(text));
+}
+
+START_TEST(incomplete_or_failed_figures_are_errors)
+{
+    char base[RU_PATH], out[RU_PATH + 8], plots[RU_PATH + 8], run_dir[RU_PATH + 16];
+    char path[RU_PATH + 64];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(run_dir, sizeof run_dir, "%s/runs/good", base);
+    ru_make_run(run_dir, NULL, 0);
+    ru_fmt(out, sizeof out, "%s/out", base);
+    ru_fmt(plots, sizeof plots, "%s/plots", base);
+    /* curves.gp succeeds but leaves a PNG cut short and an SVG without its end */
+    plots_with(base, "curves",
+               "set print figs.\"/curves.png\"\nprint \"\\x89PNG\"\n"
+               "set print figs.\"/curves.svg\"\nprint \"<svg>\"\nunset print\n");
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", "--out", out, run_dir, NULL}, plots, 0);
+    ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "figure curves was not drawn: the PNG does not end with its "
+                                "IEND chunk"), "%s", r.err);
+    ru_fmt(path, sizeof path, "%s/figures/curves.png", out);
+    ck_assert_msg(access(path, F_OK) != 0, "the broken figure was moved into place");
+    ru_fmt(path, sizeof path, "%s/figures/accuracy.png", out);
+    ck_assert_msg(access(path, F_OK) == 0, "the other figures were not drawn: %s", r.err);
+    ru_fmt(path, sizeof path, "%s/report.html", out);
+    char *html = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(html);
+    ck_assert_msg(!strstr(html, "Training loss and teacher-forced"), "the page shows curves");
+    ck_assert_msg(strstr(html, "Token and whole-sequence accuracy"), "the page lacks accuracy");
+    free(html);
+    ru_result_free(&r);
+
+    /* gates.gp fails: one line names it, status 1 */
+    plots_with(base, "gates", "exit status 3\n");
+    ru_run(&r, (const char *const[]){"report", "--out", out, run_dir, NULL}, plots, 0);
+    ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
+    ck_assert_msg(ru_count_lines_with(r.err, "plots/gates.gp exited with status 3") == 1, "%s",
+                  r.err);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+START_TEST(page_shows_only_the_figures_drawn)
+{
+    char base[RU_PATH], out[RU_PATH + 8], a[RU_PATH + 16], b[RU_PATH + 16];
+    char cmd[3 * RU_PATH], path[RU_PATH + 64];
+    ru_fresh_dir(base, sizeof base);
+    /* run a: measured its cost and was traced; run b: neither */
+    ru_fmt(a, sizeof a, "%s/runs/a", base);
+    ru_make_run(a, NULL, 0);
+    ru_fmt(cmd, sizeof cmd,
+           "mkdir -p '%s/trace' && cp '%s'/tests/fixtures/compare/trace/lstm/*.tsv '%s/trace/'",
+           a, ru_src_root(), a);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    ru_fmt(b, sizeof b, "%s/runs/b", base);
+    const ru_edit no_cost = {"cost.tsv", RU_DEL, NULL, 0, NULL};
+    ru_make_run(b, &no_cost, 1);
+    ru_fmt(out, sizeof out, "%s/out", base);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", "--out", out, a, NULL}, NULL, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_result_free(&r);
+    ru_fmt(path, sizeof path, "%s/report.html", out);
+    char *html = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(html);
+    ck_assert_msg(strstr(html, "Cost against length") && strstr(html, "LSTM gate activations"),
+                  "the first page lacks the cost and gates figures");
+    free(html);
+
+    ru_run(&r, (const char *const[]){"report", "--out", out, b, NULL}, NULL, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    html = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(html);
+    ck_assert_msg(!strstr(html, "Cost against length"), "the page shows an old cost figure");
+    ck_assert_msg(!strstr(html, "LSTM gate activations"), "the page shows old gates");
+    ck_assert_msg(strstr(html, "Token and whole-sequence accuracy"), "the page lacks accuracy");
+    free(html);
+    /* the old trace copy is gone, so no figure is drawn from it; old figures stay */
+    ru_fmt(path, sizeof path, "%s/trace/lstm", out);
+    ck_assert_msg(access(path, F_OK) != 0, "the old trace copy is still in %s", path);
+    ru_fmt(path, sizeof path, "%s/figures/cost.png", out);
+    ck_assert_msg(access(path, F_OK) == 0, "an earlier figure was deleted");
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
 /* ---- the fixture has the columns docs/results-format.md names --------------------------- */
 
 /* The files the figures read, and whether the documented columns are the whole header
@@ -288,7 +548,14 @@ Suite *make_plots_suite(void)
         tcase_add_loop_test(tc, test_script_draws, 0, N_FIGURE_CASES);
         tcase_add_test(tc, test_no_warnings);
         tcase_add_loop_test(tc, test_missing_traces_skip, 0, N_FIGURE_CASES);
+        tcase_add_loop_test(tc, test_paths_are_quoted_for_the_shell, 0, N_FIGURE_CASES);
         tcase_set_timeout(tc, 120);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("report");
+        tcase_add_test(tc, full_disk_keeps_the_figures);
+        tcase_add_test(tc, incomplete_or_failed_figures_are_errors);
+        tcase_add_test(tc, page_shows_only_the_figures_drawn);
+        tcase_set_timeout(tc, 300);
         suite_add_tcase(s, tc);
     }
 

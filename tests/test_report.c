@@ -1,0 +1,444 @@
+/* test_report.c — `attnlab report` on run directories and paths that are not to be
+ * trusted: nothing in them runs, impossible values are refused by name, nothing is
+ * silently cut off. (What happens to the figures is test_plots.c's.)
+ *
+ * Each case makes run directories from tests/fixtures/run/ with one value changed
+ * (reportutil.h) and runs the program as a user would, reading what it printed. Cases
+ * that need no figure point ATTNLAB_PLOTS at a folder that does not exist, so report
+ * writes its tables and says the figure scripts were not found; the cases where gnuplot
+ * must run are left out without it.
+ *
+ * "Nothing runs" is checked the only way it can be: every payload is a command that
+ * would create a file in an empty folder of the test's own, and that folder must stay
+ * empty. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reportutil.h"
+#include "testutil.h"
+
+/* ---- impossible values are refused by name ---------------------------------------------- */
+
+/* A run made impossible by one edit, and what the line that skips it must say. */
+typedef struct bad_case {
+    const char *name;
+    ru_edit e;
+    const char *says[3];
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"a-tok5", {"eval.tsv", RU_SET, "token_acc", 1, "5.0"},
+     {"eval.tsv line 2, field token_acc", "'5.0' is out of range", "[0, 1]"}},
+    {"a-tokneg", {"eval.tsv", RU_SET, "token_acc", 2, "-1"},
+     {"eval.tsv line 3, field token_acc", "'-1' is out of range", NULL}},
+    {"a-seqnan", {"eval.tsv", RU_SET, "seq_acc", 1, "nan"},
+     {"eval.tsv line 2, field seq_acc", "not a number", NULL}},
+    {"b-lenneg", {"eval.tsv", RU_SET, "len", 1, "-4"},
+     {"eval.tsv line 2, field len", "'-4' is not a whole number", "max_len"}},
+    {"b-lenhuge", {"eval.tsv", RU_SET, "len", 1, "1e300"},
+     {"eval.tsv line 2, field len", "'1e300' is not a whole number", NULL}},
+    {"b-lenbeyond", {"eval.tsv", RU_SET, "len", 1, "257"},
+     {"eval.tsv line 2, field len", "out of range", "[1, 256]"}},
+    {"c-evaldup", {"eval.tsv", RU_DUP, NULL, 2, NULL},
+     {"eval.tsv: lines 3 and 6", "same len", NULL}},
+    {"c-evalempty", {"eval.tsv", RU_CUT, NULL, 0, NULL}, {"eval.tsv has no rows", NULL, NULL}},
+    {"c-evalmodel", {"eval.tsv", RU_SET, "model", 1, "transformer"},
+     {"eval.tsv line 2, field model", "not the run's model", NULL}},
+    {"c-noeval", {"eval.tsv", RU_DEL, NULL, 0, NULL}, {"eval.tsv", NULL, NULL}},
+    {"d-cfgmodel", {"config.tsv", RU_SET, "model", 0, "gpt"},
+     {"config.tsv", "model 'gpt' is not a model of this build", "lstm"}},
+    {"d-cfgtask", {"config.tsv", RU_SET, "task", 0, "sort"},
+     {"config.tsv", "task 'sort' is not a task of this build", NULL}},
+    {"d-cfgdup", {"config.tsv", RU_ADD, NULL, 0, "seed\t7"},
+     {"config.tsv", "both set seed", NULL}},
+    {"d-cfgrange", {"config.tsv", RU_SET, "train_max", 0, "300"},
+     {"config.tsv", "--train-len", NULL}},
+    {"e-pos", {"eval_positions.tsv", RU_SET, "position", 1, "99"},
+     {"eval_positions.tsv line 2, field position", "out of range", NULL}},
+    {"e-posacc", {"eval_positions.tsv", RU_SET, "accuracy", 1, "1.5"},
+     {"eval_positions.tsv line 2, field accuracy", "out of range", NULL}},
+    {"e-poslen", {"eval_positions.tsv", RU_SET, "len", 1, "10"},
+     {"eval_positions.tsv line 2, field len", "not a length of eval.tsv", NULL}},
+    {"e-posdup", {"eval_positions.tsv", RU_DUP, NULL, 1, NULL},
+     {"eval_positions.tsv: lines 2 and", "same len and position", NULL}},
+    {"f-logacc", {"train_log.tsv", RU_SET, "token_acc", 1, "2"},
+     {"train_log.tsv line 2, field token_acc", "out of range", NULL}},
+    {"f-logstep", {"train_log.tsv", RU_SET, "step", 1, "1000"},
+     {"train_log.tsv line 2, field step", "the run's steps", NULL}},
+    {"f-logloss", {"train_log.tsv", RU_SET, "loss", 1, "-1"},
+     {"train_log.tsv line 2, field loss", "out of range", NULL}},
+    {"f-logdup", {"train_log.tsv", RU_DUP, NULL, 1, NULL},
+     {"train_log.tsv: lines 2 and 3", NULL, NULL}},
+    {"g-costlen", {"cost.tsv", RU_SET, "len", 1, "0"},
+     {"cost.tsv line 2, field len", NULL, NULL}},
+    {"g-costms", {"cost.tsv", RU_SET, "train_ms_per_seq", 1, "-3"},
+     {"cost.tsv line 2, field train_ms_per_seq", NULL, NULL}},
+    {"h-params", {"build.tsv", RU_SET, "parameters", 0, "many"},
+     {"build.tsv line 8, field parameters", "not a whole number", NULL}},
+    {"h-secs", {"build.tsv", RU_SET, "train_seconds", 0, "-1"},
+     {"build.tsv line 10, field train_seconds", "out of range", NULL}},
+};
+enum { N_BAD = sizeof bad_cases / sizeof bad_cases[0] };
+
+
+START_TEST(impossible_values_are_refused_by_name)
+{
+    char base[RU_PATH], line[2048];
+    ru_fresh_dir(base, sizeof base);
+    const ru_edit seed2 = {"config.tsv", RU_SET, "seed", 0, "2"};
+    ru_make_run1(base, "good-1", NULL);
+    ru_make_run1(base, "good-2", &seed2);
+    for (size_t i = 0; i < N_BAD; i++)
+        ru_make_run1(base, bad_cases[i].name, &bad_cases[i].e);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    /* one line for each run that adds nothing, naming the file, the line and the field */
+    ck_assert_uint_eq(ru_count_lines_with(r.err, "attnlab report: skipping "), N_BAD);
+    for (size_t i = 0; i < N_BAD; i++) {
+        char who[RU_PATH + 64];
+        ru_fmt(who, sizeof who, "skipping %s/runs/%s: ", base, bad_cases[i].name);
+        ru_line_with(r.err, who, line, sizeof line);
+        ck_assert_msg(line[0], "%s is not listed as skipped:\n%s", bad_cases[i].name, r.err);
+        for (size_t k = 0; k < 3 && bad_cases[i].says[k]; k++)
+            ck_assert_msg(strstr(line, bad_cases[i].says[k]), "%s: no \"%s\" in: %s",
+                          bad_cases[i].name, bad_cases[i].says[k], line);
+    }
+    /* the two good runs are the only seeds */
+    char path[RU_PATH];
+    ru_fmt(path, sizeof path, "%s/accuracy.tsv", base);
+    char *acc = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(acc);
+    ck_assert_msg(strstr(acc, "\nlstm\t166987\t2\t2\t") != NULL, "accuracy.tsv:\n%s", acc);
+    ck_assert_msg(strstr(acc, "5.0") == NULL && ru_count_lines_with(acc, "\nlstm\t") == 4,
+                  "accuracy.tsv:\n%s", acc);
+    free(acc);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* ---- no silent limits ------------------------------------------------------------------- */
+
+START_TEST(many_runs_and_groups_are_all_reported)
+{
+    char base[RU_PATH], dir[RU_PATH + 32], value[32], path[RU_PATH];
+    ru_fresh_dir(base, sizeof base);
+    /* 300 seeds of one setup */
+    for (int s = 1; s <= 300; s++) {
+        ru_fmt(value, sizeof value, "%d", s);
+        ru_fmt(dir, sizeof dir, "%s/a/runs/s%03d", base, s);
+        const ru_edit e = {"config.tsv", RU_SET, "seed", 0, value};
+        ru_make_run(dir, &e, 1);
+    }
+    ru_fmt(dir, sizeof dir, "%s/a", base);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", dir, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(path, sizeof path, "%s/a/accuracy.tsv", base);
+    char *text = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "\nlstm\t166987\t2\t300\t"), "accuracy.tsv:\n%.400s", text);
+    free(text);
+    ru_fmt(path, sizeof path, "%s/a/figure_vars.gp", base);
+    text = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_msg(strstr(text, "seeds = 300\n"), "figure_vars.gp:\n%s", text);
+    free(text);
+    ru_result_free(&r);
+
+    /* 20 setups, one run each: 20 groups */
+    for (int h = 0; h < 20; h++) {
+        ru_fmt(value, sizeof value, "%d", 100 + h);
+        ru_fmt(dir, sizeof dir, "%s/b/runs/h%02d", base, h);
+        const ru_edit e = {"config.tsv", RU_SET, "hidden", 0, value};
+        ru_make_run(dir, &e, 1);
+    }
+    ru_fmt(dir, sizeof dir, "%s/b", base);
+    ru_run(&r, (const char *const[]){"report", dir, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(path, sizeof path, "%s/b/summary.tsv", base);
+    text = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    /* each group has a line per selected length; count the groups at the shortest */
+    size_t groups = 0;
+    for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n'))
+        groups += strncmp(p + 1, "lstm", 4) == 0 && strstr(p + 1, "\t2\t") &&
+                  strstr(p + 1, "\t2\t") < strchr(p + 1, '\n');
+    ck_assert_msg(groups == 20, "%zu groups in summary.tsv:\n%s", groups, text);
+    for (int h = 1; h < 20; h++) {
+        char name[64];
+        ru_fmt(name, sizeof name, "\nlstm:hidden=%d\t", 100 + h);
+        ck_assert_msg(strstr(text, name), "no group %s in summary.tsv", name + 1);
+    }
+    free(text);
+    ru_result_free(&r);
+
+    /* more run directories than one report merges: refused, naming the limit */
+    ru_fmt(dir, sizeof dir, "%s/c", base);
+    char cmd[2 * RU_PATH];
+    ru_fmt(cmd, sizeof cmd, "cd '%s' && mkdir -p runs && cd runs && for i in $(seq 1 4097); do "
+           "mkdir r$i && : > r$i/config.tsv || exit 1; done", dir);
+    ru_mkdir_p(dir);
+    ck_assert_msg(system(cmd) == 0, "%s", cmd);
+    ru_run(&r, (const char *const[]){"report", dir, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "more than 4096 run directories (4097 "
+                                                 "found)"),
+                  "status %d: %.300s", r.status, r.err);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* ---- nothing read or typed reaches gnuplot as code ------------------------------------- */
+
+/* Commands, each in a form some reader could run: gnuplot's single and double quotes,
+ * the shell's $() and backquotes, a newline, bytes that are not UTF-8. @ stands for the
+ * file they would create (fill). */
+static const char *const payloads[] = {
+    "x';y=system('touch @');b='",
+    "x\";system(\"touch @\");\"",
+    "$(touch @)",
+    "`touch @`",
+    /* without a space, so that a setting's name check lets them pass */
+    "x\";system(\"touch${IFS}@\");\"",
+    "`touch${IFS}@`",
+    "a\nb`touch @`",
+    "\xff\xfe`touch @`",
+};
+enum {
+    N_PAYLOADS = sizeof payloads / sizeof payloads[0],
+    TEXT_PAYLOADS = 6, /* the ones before are text on one line */
+    P_NEWLINE = 6,
+    P_BYTES = 7,
+};
+
+/* A field of a run directory, and whether it is free text (build facts nothing reads:
+ * any text is kept, only a broken line or a byte that is not text is refused). */
+typedef struct field_case {
+    char file[32], field[64];
+    size_t row; /* 0: the key of a key/value file; else the first data row */
+    int free_text;
+} field_case;
+
+enum { MAX_FIELDS = 96 };
+
+/* Every field of every file of the fixture run: each key of config.tsv and build.tsv,
+ * each column of the tables. Returns how many. */
+static size_t all_fields(field_case *out)
+{
+    static const char *const files[] = {"config.tsv", "build.tsv", "train_log.tsv",
+                                        "eval.tsv", "eval_positions.tsv", "cost.tsv"};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[RU_PATH];
+        ru_fmt(path, sizeof path, "%s/tests/fixtures/run/%s", ru_src_root(), files[i]);
+        char *text = ru_slurp(path, NULL);
+        ck_assert_ptr_nonnull(text);
+        const int kv = strncmp(text, "key\tvalue\n", 10) == 0;
+        if (kv) { /* one field per line after the header: its key */
+            for (char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+                ck_assert(n < MAX_FIELDS);
+                size_t k = strcspn(p + 1, "\t\n");
+                ru_fmt(out[n].file, sizeof out[n].file, "%s", files[i]);
+                ru_fmt(out[n].field, sizeof out[n].field, "%.*s", (int)k, p + 1);
+                out[n].row = 0;
+                out[n].free_text = strcmp(files[i], "build.tsv") == 0 &&
+                                   strcmp(out[n].field, "parameters") != 0 &&
+                                   strcmp(out[n].field, "train_seconds") != 0;
+                n++;
+            }
+        } else { /* one field per column of the header */
+            text[strcspn(text, "\n")] = '\0';
+            for (char *c = strtok(text, "\t"); c; c = strtok(NULL, "\t")) {
+                ck_assert(n < MAX_FIELDS);
+                ru_fmt(out[n].file, sizeof out[n].file, "%s", files[i]);
+                ru_fmt(out[n].field, sizeof out[n].field, "%s", c);
+                out[n].row = 1;
+                out[n].free_text = 0;
+                n++;
+            }
+        }
+        free(text);
+    }
+    return n;
+}
+
+/* Writes payload into buf with @ replaced by pwn/NUMBER. */
+static void fill(char *buf, size_t n, const char *payload, const char *pwn, size_t number)
+{
+    const char *at = strchr(payload, '@');
+    ck_assert_ptr_nonnull(at);
+    ru_fmt(buf, n, "%.*s%s/%zu%s", (int)(at - payload), payload, pwn, number, at + 1);
+}
+
+/* Fails unless the folder pwn is still empty. */
+static void assert_nothing_ran(const char *pwn, const char *what)
+{
+    long n = ru_count_entries(pwn);
+    ck_assert_msg(n == 0, "%s: %ld file(s) appeared in %s: a payload ran", what, n, pwn);
+}
+
+START_TEST(no_field_of_a_run_reaches_gnuplot_as_code)
+{
+    char base[RU_PATH], pwn[RU_PATH + 8], line[4096], path[RU_PATH + 64];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(pwn, sizeof pwn, "%s/pwn", base);
+    ru_mkdir_p(pwn);
+    ru_make_run1(base, "good", NULL);
+    static field_case field_cases[MAX_FIELDS];
+    static char value[MAX_FIELDS][N_PAYLOADS][RU_PATH];
+    const size_t n_fields = all_fields(field_cases);
+    for (size_t f = 0; f < n_fields; f++)
+        for (size_t p = 0; p < N_PAYLOADS; p++) {
+            char name[32];
+            ru_fmt(name, sizeof name, "f%02zu-p%zu", f, p);
+            fill(value[f][p], RU_PATH, payloads[p], pwn, f * N_PAYLOADS + p);
+            const ru_edit e = {field_cases[f].file, RU_SET, field_cases[f].field,
+                               field_cases[f].row, value[f][p]};
+            ru_make_run1(base, name, &e);
+        }
+    /* the comparison's manifest, shown on the page */
+    ru_fmt(path, sizeof path, "%s/manifest.tsv", base);
+    char manifest[4 * RU_PATH];
+    ru_fmt(manifest, sizeof manifest,
+           "key\tvalue\ncommand\t%s\nmodels\t%s\ntask\t%s\nseeds\t%s\n", value[0][0],
+           value[0][1], value[0][2], value[0][3]);
+    ru_spit(path, manifest, strlen(manifest));
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", base, NULL}, NULL, 0);
+    assert_nothing_ran(pwn, "report");
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    for (size_t f = 0; f < n_fields; f++)
+        for (size_t p = 0; p < N_PAYLOADS; p++) {
+            char who[RU_PATH + 64];
+            ru_fmt(who, sizeof who, "skipping %s/runs/f%02zu-p%zu: ", base, f, p);
+            ru_line_with(r.err, who, line, sizeof line);
+            const int kept = field_cases[f].free_text && p < TEXT_PAYLOADS;
+            if (kept) {
+                ck_assert_msg(!line[0], "%s %s: text refused: %s", field_cases[f].file,
+                              field_cases[f].field, line);
+                continue;
+            }
+            ck_assert_msg(line[0], "%s %s, payload %zu: not skipped", field_cases[f].file,
+                          field_cases[f].field, p);
+            ck_assert_msg(strstr(line, field_cases[f].file), "no file named: %s", line);
+            /* a newline breaks the line itself: then the line is named, not a field */
+            if (p != P_NEWLINE)
+                ck_assert_msg(strstr(line, field_cases[f].field), "no field named: %s", line);
+        }
+    /* the figures were drawn from the good run's values only */
+    ru_fmt(path, sizeof path, "%s/figure_vars.gp", base);
+    char *vars = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(vars);
+    ck_assert_msg(strstr(vars, "models = \"lstm\"\n") && strstr(vars, "task = \"copy\"\n"),
+                  "figure_vars.gp:\n%s", vars);
+    free(vars);
+    ru_fmt(path, sizeof path, "%s/figures/accuracy.png", base);
+    ck_assert_msg(access(path, F_OK) == 0, "no accuracy figure: %s", r.err);
+    /* the manifest is on the page as text */
+    ru_fmt(path, sizeof path, "%s/report.html", base);
+    char *html = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(html);
+    ck_assert_msg(strstr(html, "<h2>Manifest</h2>") && strstr(html, "x&quot;;system(&quot;"),
+                  "the manifest is not on the page");
+    free(html);
+    ru_result_free(&r);
+
+    /* a manifest that is not text is left out, with a line saying so */
+    ru_fmt(manifest, sizeof manifest, "key\tvalue\ncommand\t%s\n", value[0][P_BYTES]);
+    ru_fmt(path, sizeof path, "%s/manifest.tsv", base);
+    ru_spit(path, manifest, strlen(manifest));
+    ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "report.html shows no manifest.tsv") &&
+                      strstr(r.err, "line 2 holds a control character or a byte that is not "
+                                    "UTF-8"),
+                  "%s", r.err);
+    assert_nothing_ran(pwn, "report");
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+START_TEST(output_path_is_not_code)
+{
+    char base[RU_PATH], pwn[RU_PATH + 8], run_dir[RU_PATH + 16];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(pwn, sizeof pwn, "%s/pwn", base);
+    ru_mkdir_p(pwn);
+    ru_fmt(run_dir, sizeof run_dir, "%s/runs/good", base);
+    ru_make_run(run_dir, NULL, 0);
+    /* every payload but the one that is only a newline, then that one, then bytes that
+     * are not UTF-8, each the name of a folder in base */
+    for (size_t i = 0; i < 3; i++) {
+        char out[RU_PATH], fig[RU_PATH + 32], p[4][RU_PATH];
+        for (size_t k = 0; k < 4; k++)
+            fill(p[k], sizeof p[k], payloads[i == 0 ? k : i == 1 ? P_NEWLINE : P_BYTES], pwn,
+                 10 * i + k);
+        if (i == 0)
+            ru_fmt(out, sizeof out, "%s/o %s%s%s%s", base, p[0], p[1], p[2], p[3]);
+        else
+            ru_fmt(out, sizeof out, "%s/o%zu %s", base, i, p[0]);
+        ru_result r;
+        ru_run(&r, (const char *const[]){"report", "--out", out, run_dir, NULL}, NULL, 0);
+        assert_nothing_ran(pwn, out);
+        ck_assert_msg(r.status == 0, "--out %s: status %d: %s", out, r.status, r.err);
+        ru_fmt(fig, sizeof fig, "%s/figures/accuracy.svg", out);
+        ck_assert_msg(access(fig, F_OK) == 0, "--out %s: no figure: %s", out, r.err);
+        ru_result_free(&r);
+    }
+    ru_remove_tree(base);
+}
+END_TEST
+
+START_TEST(compare_output_path_is_not_code)
+{
+    char base[RU_PATH], pwn[RU_PATH + 8], out[2 * RU_PATH], fig[2 * RU_PATH + 32];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(pwn, sizeof pwn, "%s/pwn", base);
+    ru_mkdir_p(pwn);
+    ru_fmt(out, sizeof out, "%s/c x';y=system('touch %s/c1');b='`touch %s/c2`", base, pwn,
+           pwn);
+    ru_result r;
+    const char *const args[] = {"compare", "--preset", "smoke", "--models", "lstm",
+                                "--steps", "4", "--eval-lengths", "2:4:2", "--samples", "4",
+                                "--jobs", "1", "--out", out, NULL};
+    ru_run(&r, args, NULL, 0);
+    assert_nothing_ran(pwn, "compare");
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(fig, sizeof fig, "%s/figures/accuracy.svg", out);
+    ck_assert_msg(access(fig, F_OK) == 0, "no figure: %s", r.err);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+Suite *make_report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("values");
+    tcase_add_test(tc, impossible_values_are_refused_by_name);
+    tcase_add_test(tc, many_runs_and_groups_are_all_reported);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    /* these need gnuplot; without it they are not run (and do not fail) */
+    if (ru_have_gnuplot()) {
+        tc = tcase_create("gnuplot");
+        tcase_add_test(tc, no_field_of_a_run_reaches_gnuplot_as_code);
+        tcase_add_test(tc, output_path_is_not_code);
+        tcase_set_timeout(tc, 300);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("compare");
+        tcase_set_tags(tc, "slow");
+        tcase_add_test(tc, compare_output_path_is_not_code);
+        tcase_set_timeout(tc, 300);
+        suite_add_tcase(s, tc);
+    } else {
+        printf("gnuplot not found: skipping the report cases that run it\n");
+    }
+    return s;
+}
