@@ -39,6 +39,7 @@
 #include "../../common/config.h"
 #include "../../common/model.h"
 #include "../../common/task.h"
+#include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -234,8 +235,8 @@ done:
 }
 
 /* The directory holding the args.txt of 'f' inputs (one per process, removed at exit). */
-static char fuzz_args_dir[64];
-static char fuzz_args_file[96];
+static char fuzz_args_dir[256];
+static char fuzz_args_file[300];
 
 static void fuzz_args_remove_dir(void)
 {
@@ -247,7 +248,8 @@ static void fuzz_args_remove_dir(void)
 static int fuzz_args_resume(const uint8_t *text, size_t n)
 {
     if (!fuzz_args_dir[0]) {
-        snprintf(fuzz_args_dir, sizeof fuzz_args_dir, "/tmp/attnlab-fuzz-args-XXXXXX");
+        snprintf(fuzz_args_dir, sizeof fuzz_args_dir, "%s/attnlab-fuzz-args-XXXXXX",
+                 fuzz_scratch_dir());
         if (!mkdtemp(fuzz_args_dir)) {
             fuzz_args_dir[0] = '\0';
             return FUZZ_ARGS_SKIP;
@@ -276,15 +278,16 @@ static const struct {
     fuzz_args_command parse; /* NULL: the args.txt of --resume */
     unsigned statuses;       /* bit s set: status s is a right answer */
 } fuzz_args_commands[] = {
-    /* parsing alone: valid (0) or a usage error (2) */
+    /* parsing alone: valid or --help (0), or a usage error (2) */
     {'t', "train", cli_check_train_args, 1u << 0 | 1u << 2},
     {'e', "eval", fuzz_args_eval, 1u << 0 | 1u << 2},
     {'c', "compare", fuzz_args_compare, 1u << 0 | 1u << 2},
-    /* these end at a file that is not there: a runtime error (1) or a usage error (2) */
-    {'r', "report", fuzz_args_report, 1u << 1 | 1u << 2},
+    /* ends at a path that is not a directory (1), or --help (0), or a usage error (2) */
+    {'r', "report", fuzz_args_report, 1u << 0 | 1u << 1 | 1u << 2},
     {'b', "bench", fuzz_args_bench, 1u << 0 | 1u << 2},
     {'a', "attention", fuzz_args_attention, 1u << 0 | 1u << 2},
     {'g', "gradcheck", fuzz_args_gradcheck, 1u << 0 | 1u << 2},
+    /* ends at the missing checkpoint.ckpt (1; also --help in args.txt), or 2 */
     {'f', "train", NULL, 1u << 1 | 1u << 2},
 };
 #define FUZZ_ARGS_N_COMMANDS (sizeof fuzz_args_commands / sizeof fuzz_args_commands[0])

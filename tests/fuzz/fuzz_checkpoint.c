@@ -17,7 +17,8 @@
  *   otherwise       L set to the input's length, both CRCs recomputed (14 in 16)
  *   bit 4           load without asking for the training state (as eval does), so its
  *                   section is walked but not kept
- * Every repair writes the file the loader reads; the input itself is never changed.
+ * The repaired copy is the file the loader reads (in fuzz_scratch_dir()); the input
+ * itself is never changed.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,11 +29,12 @@
 #include "../../common/checkpoint.h"
 #include "../../common/checkpoint_format.h"
 #include "../../common/crc32.h"
+#include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The file each input is written to (one per process, removed at exit). */
-static char fuzz_ckpt_path[64];
+static char fuzz_ckpt_path[256];
 
 static void fuzz_ckpt_remove(void) { unlink(fuzz_ckpt_path); }
 
@@ -60,8 +62,8 @@ static void fuzz_ckpt_repair(uint8_t *b, size_t size, unsigned mode)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!fuzz_ckpt_path[0]) {
-        snprintf(fuzz_ckpt_path, sizeof fuzz_ckpt_path, "/tmp/attnlab-fuzz-%ld.ckpt",
-                 (long)getpid());
+        snprintf(fuzz_ckpt_path, sizeof fuzz_ckpt_path, "%s/attnlab-fuzz-%ld.ckpt",
+                 fuzz_scratch_dir(), (long)getpid());
         atexit(fuzz_ckpt_remove);
     }
     const unsigned choice = size ? data[size - 1] : 0;

@@ -10,7 +10,8 @@
  * A file present with no part left is written empty. The seeds (tests/fuzz/corpus/rundir)
  * are the run directories of a smoke comparison, first byte 0: every file present.
  *
- * Each input is written into a directory made for this process (files not present are
+ * Each input is written into a directory made for this process in fuzz_scratch_dir()
+ * (memory, not disk, where there is one; files not present are
  * removed, so every load sees exactly this input), then loaded with rundir_load and
  * freed. A run that loads must keep rundir.h's promise: every listed cell of every row
  * a finite number. manifest.tsv, which rundir_load does not read, is read as report.c's
@@ -25,6 +26,7 @@
 
 #include "../../common/rundir.h"
 #include "../../common/tsv.h"
+#include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,8 +39,8 @@ static const char *const fuzz_rundir_files[] = {
 #define FUZZ_RUNDIR_N_FILES (sizeof fuzz_rundir_files / sizeof fuzz_rundir_files[0])
 
 /* The directory of this process, and the path of each file in it. */
-static char fuzz_rundir_dir[64];
-static char fuzz_rundir_path[FUZZ_RUNDIR_N_FILES][128];
+static char fuzz_rundir_dir[256];
+static char fuzz_rundir_path[FUZZ_RUNDIR_N_FILES][300];
 
 static void fuzz_rundir_remove(void)
 {
@@ -47,12 +49,13 @@ static void fuzz_rundir_remove(void)
     rmdir(fuzz_rundir_dir);
 }
 
-/* Makes the directory once. Returns 0, or -1 when /tmp refuses it. */
+/* Makes the directory once, in fuzz_scratch_dir(). Returns 0, or -1 when it cannot. */
 static int fuzz_rundir_open(void)
 {
     if (fuzz_rundir_dir[0])
         return 0;
-    snprintf(fuzz_rundir_dir, sizeof fuzz_rundir_dir, "/tmp/attnlab-fuzz-rundir-XXXXXX");
+    snprintf(fuzz_rundir_dir, sizeof fuzz_rundir_dir, "%s/attnlab-fuzz-rundir-XXXXXX",
+             fuzz_scratch_dir());
     if (!mkdtemp(fuzz_rundir_dir)) {
         fuzz_rundir_dir[0] = '\0';
         return -1;
