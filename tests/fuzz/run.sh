@@ -33,6 +33,6 @@ for name in "$@"; do
     fi
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/$name.log" | sed "s/^/  $name /"
     # the edges reached and the corpus kept, from libFuzzer's last status line
-    grep -a -E "^#[0-9]+ +DONE" "$build/$name.log" | sed "s/^/  $name /"
+    grep -a -E "^#[0-9]+.* cov: " "$build/$name.log" | tail -n 1 | sed "s/^/  $name /"
 done
 exit $status
