@@ -225,7 +225,7 @@ static int fuzz_args_report(int argc, char **argv)
         strcpy(v[k], prefix);
         strcat(v[k], argv[k]);
     }
-    rc = cmd_report(argc, v); /* 1 (not a directory) or 2: no operand can be one */
+    rc = cmd_report(argc, v); /* 1 (no operand is a directory), 2, or 0 after --help */
 done:
     for (int i = 1; i < k; i++)
         if (v[i] != argv[i])
