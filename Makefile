@@ -150,18 +150,19 @@ deps:
 	@sh .ci/deps.sh
 
 # ---- fuzzing (clang's libFuzzer) --------------------------------------------------------
-# Each harness in tests/fuzz/ feeds arbitrary bytes to one parser of untrusted input: the
-# checkpoint loader, the argument parser, the token-list and TSV parsers. `make fuzz` runs
+# Each harness in tests/fuzz/ feeds arbitrary bytes to one reader of untrusted input: the
+# checkpoint loader (CRCs repaired), the command line of every command and args.txt, the
+# token-list and TSV parsers, report's run loader (rundir_load). `make fuzz` runs
 # each for FUZZ_SECONDS on its corpus (tests/fuzz/corpus/NAME, plus what it finds, kept in
 # build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and fails the target.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_BUILD   := build/fuzz
-FUZZ_NAMES   := checkpoint args tokens
+FUZZ_NAMES   := checkpoint args tokens rundir
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/registry.o
 FUZZ_CFLAGS   = $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(GSL_CFLAGS) \
-                $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"'
+                $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"' -MMD -MP
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -174,6 +175,8 @@ $(FUZZ_BUILD)/registry.o: attnlab.c
 .SECONDARY: $(FUZZ_OBJ)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(ALL_LDLIBS)
+# headers the objects and the harnesses include (-MMD): a changed header rebuilds them
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%.d)
 
 # Build the fuzzers and run each for FUZZ_SECONDS seconds (CI: a short bounded run).
 fuzz: deps

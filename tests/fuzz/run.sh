@@ -2,7 +2,8 @@
 # run.sh — runs each libFuzzer harness for a bounded time (called by `make fuzz`).
 # usage: run.sh PROGRAM BUILD_DIR SECONDS NAME...
 # The checkpoint corpus starts from real checkpoints made here by PROGRAM, so the fuzzer
-# begins with valid files and mutates them, instead of having to discover the format.
+# begins with valid files and mutates them, instead of having to discover the format (the
+# harness repairs their CRCs, so the mutations reach the parsers behind them).
 set -eu
 program=$1 build=$2 seconds=$3
 shift 3
@@ -31,5 +32,7 @@ for name in "$@"; do
         status=1
     fi
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$build/$name.log" | sed "s/^/  $name /"
+    # the edges reached and the corpus kept, from libFuzzer's last status line
+    grep -a -E "^#[0-9]+.* cov: " "$build/$name.log" | tail -n 1 | sed "s/^/  $name /"
 done
 exit $status
