@@ -251,8 +251,8 @@ START_TEST(rundir_harness_writes_the_run)
     rundir r;
     char err[512] = "";
     ck_assert_msg(rundir_load(&r, fuzz_rundir_dir, err, sizeof err) == 0, "%s", err);
-    ck_assert_uint_gt(r.eval.rows, 0);
-    ck_assert_uint_gt(r.cost.rows, 0);
+    ck_assert_uint_gt(r.n_eval, 0);
+    ck_assert_uint_gt(r.n_cost, 0);
     ck_assert_str_eq(r.cfg.model, "lstm");
     rundir_free(&r);
     buf[0] = 1u << 2;

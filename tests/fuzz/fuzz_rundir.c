@@ -77,16 +77,34 @@ static int fuzz_rundir_write(size_t k, const uint8_t *p, size_t n)
     return fclose(f) != 0 || bad ? -1 : 0;
 }
 
-/* Aborts unless column col of every row of t is a finite number (rundir.h's promise for
- * the columns a comparison reads). */
-static void fuzz_rundir_numbers(const tsv *t, long col)
+/* What rundir_load promises of a run it accepts (rundir.h): every record within its
+ * range and kind, each array sorted by its key with one record per key, at least one
+ * length evaluated. Anything else is a bug: abort, so the fuzzer keeps the input. */
+static void fuzz_rundir_check(const rundir *r)
 {
-    char err[256];
-    if (t->rows > 0 && (col < 0 || (size_t)col >= t->cols))
+    if (r->n_eval == 0)
         abort();
-    for (size_t r = 0; r < t->rows; r++) {
-        double v;
-        if (tsv_number(t, r, (size_t)col, &v, err, sizeof err) != 0 || !isfinite(v))
+    for (size_t i = 0; i < r->n_eval; i++) {
+        const rundir_eval *e = &r->eval[i];
+        if (e->len < 1 || !(e->token_acc >= 0 && e->token_acc <= 1) ||
+            !(e->seq_acc >= 0 && e->seq_acc <= 1) || (i && e->len <= r->eval[i - 1].len))
+            abort();
+    }
+    for (size_t i = 0; i < r->n_pos; i++) {
+        const rundir_pos *p = &r->pos[i];
+        if (p->position < 1 || !(p->acc >= 0 && p->acc <= 1))
+            abort();
+    }
+    for (size_t i = 0; i < r->n_log; i++) {
+        const rundir_step *l = &r->log[i];
+        if (l->step < 1 || !(l->seconds >= 0) || !(l->loss >= 0) ||
+            !(l->token_acc >= 0 && l->token_acc <= 1) ||
+            (i && l->step <= r->log[i - 1].step))
+            abort();
+    }
+    for (size_t i = 0; i < r->n_cost; i++) {
+        const rundir_cost *c = &r->cost[i];
+        if (c->len < 1 || !(c->train_ms >= 0) || !(c->flops >= 0) || !(c->decode_ms >= 0))
             abort();
     }
 }
@@ -110,14 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rundir r;
     char err[512] = "";
     if (rundir_load(&r, fuzz_rundir_dir, err, sizeof err) == 0) {
-        const tsv *tables[] = {&r.eval, &r.pos, &r.log, &r.cost};
-        const long cols[][4] = {{r.e_len, r.e_tok, r.e_seq, r.e_len},
-                                {r.p_len, r.p_pos, r.p_acc, r.p_len},
-                                {r.l_step, r.l_sec, r.l_loss, r.l_acc},
-                                {r.c_len, r.c_train, r.c_flops, r.c_decode}};
-        for (size_t t = 0; t < 4; t++)
-            for (size_t c = 0; c < 4; c++)
-                fuzz_rundir_numbers(tables[t], cols[t][c]);
+        fuzz_rundir_check(&r);
         rundir_free(&r);
     } else if (err[0] == '\0' || strchr(err, '\n')) {
         abort(); /* a refusal is one line */
