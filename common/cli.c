@@ -187,6 +187,8 @@ int cmd_report(int argc, char **argv)
                 out = argv[++k];
             else
                 return args_usage_error("flag '--out' needs a value");
+            if (args_path("out", out) != 0) /* empty, or longer than a path may be */
+                return ARGS_EXIT_USAGE;
             continue;
         }
         if (argv[k][0] == '-')

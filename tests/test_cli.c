@@ -76,6 +76,7 @@ static const bad_case bad_cases[] = {
     {{"compare", "--models", "lstm,lstm", "--print-jobs", NULL}, 2, "twice"},
     {{"compare", "--models", "lstm,,transformer", "--print-jobs", NULL}, 2, "--models"},
     {{"train", "--out", "", NULL}, 2, "--out"},
+    {{"report", "--out", "", "/tmp", NULL}, 2, "--out"},
     {{"eval", "--checkpoint", "", NULL}, 2, "--checkpoint"},
     {{"train", "--resume", "x", "--force", NULL}, 2, "--resume"},
     {{"eval", "--checkpoint", "/nonexistent/model.ckpt", NULL}, 1, "/nonexistent/model.ckpt"},
