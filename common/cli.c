@@ -187,8 +187,14 @@ int cmd_report(int argc, char **argv)
                 out = argv[++k];
             else
                 return args_usage_error("flag '--out' needs a value");
-            if (args_path("out", out) != 0) /* empty, or longer than a path may be */
-                return ARGS_EXIT_USAGE;
+            /* empty, or longer than a path may be; a newline is fine here (report keeps no
+             * args.txt, and gnuplot never sees the path) */
+            if (!*out)
+                return args_usage_error("--out: empty path (accepted: a path of 1 to %d "
+                                        "characters)", ARGS_PATH_MAX);
+            if (strlen(out) > ARGS_PATH_MAX)
+                return args_usage_error("--out: the path is %zu characters long (accepted: "
+                                        "at most %d)", strlen(out), ARGS_PATH_MAX);
             continue;
         }
         if (argv[k][0] == '-')
