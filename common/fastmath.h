@@ -192,4 +192,37 @@ FM_INLINE double fm_exp(double x)
 FM_INLINE double fm_sigmoid(double a) { return 1.0 / (1.0 + fm_exp(-a)); }
 FM_INLINE double fm_tanh(double a) { return 1.0 - 2.0 / (1.0 + fm_exp(2.0 * a)); }
 
+/* ---- row helpers of the vectorised kernels ---- */
+
+/* y (n) += a·x (n) and x (n) *= a, in blocks of FM_LANES (see above); inline, so each
+ * clone of a caller gets its own vector width. */
+FM_INLINE void fm_axpy(double *restrict y, double a, const double *restrict x, size_t n)
+{
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            y[k + l] += a * x[k + l];
+    for (; k < n; k++)
+        y[k] += a * x[k];
+}
+
+FM_INLINE void fm_scal(double *x, double a, size_t n)
+{
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            x[k + l] *= a;
+    for (; k < n; k++)
+        x[k] *= a;
+}
+
+/* The largest of FM_LANES partial maxima, in a fixed order. */
+FM_INLINE double fm_lanes_max(const double *mx)
+{
+    double m = mx[0];
+    for (size_t l = 1; l < FM_LANES; l++)
+        m = mx[l] > m ? mx[l] : m;
+    return m;
+}
+
 #endif

@@ -246,3 +246,112 @@ void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx)
     for (size_t i = 0; i < dx->size1; i++)
         fm_add_row(dbias->data, gsl_matrix_const_ptr(dx, i, 0), dx->size2);
 }
+
+/* ---- the attention softmax kernels ------------------------------------------------------------------
+ * The one element-wise function of attention evaluated B·NH·Tq·Tk times, so it is written
+ * to vectorise: e^x is fm_exp (common/fastmath.h), a call the compiler sees through, and
+ * the maximum and the sum keep FM_LANES partial results (a running maximum or sum over k
+ * is a chain the compiler may not reorder; FM_LANES chains side by side it may run as
+ * one vector). FM_CLONES compiles each kernel for AVX2 and AVX-512 as well; every width
+ * performs the same operations in the same order, so all give the same bits. */
+
+FM_CLONES
+void op_softmax_row_stat(double *restrict x, const double *restrict m, size_t n,
+                     double *restrict stat)
+{
+    /* x ← x + m and its maximum in one pass; subtracting the maximum keeps every exp ≤ 1.
+     * (x > mx ? x : mx) skips a NaN, as the scalar code did */
+    double mx_l[FM_LANES], sum_l[FM_LANES];
+    for (size_t l = 0; l < FM_LANES; l++) {
+        mx_l[l] = -INFINITY;
+        sum_l[l] = 0.0;
+    }
+    size_t k = 0;
+    if (m)
+        fm_axpy(x, 1.0, m, n); /* 1·m is m exactly: x + m */
+    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            mx_l[l] = x[k + l] > mx_l[l] ? x[k + l] : mx_l[l];
+    for (size_t l = 0; k < n; k++, l++)
+        mx_l[l] = x[k] > mx_l[l] ? x[k] : mx_l[l];
+    const double mx = fm_lanes_max(mx_l);
+    if (mx == -INFINITY) {
+        /* every key masked: no distribution, all weights 0. The maximum skips NaN, so a
+         * NaN can also land here: then, as everywhere, it poisons the whole row (with a
+         * finite entry beside it, it does so through the sum below) */
+        int nan = 0;
+        for (k = 0; k < n; k++)
+            nan |= isnan(x[k]);
+        for (k = 0; k < n; k++)
+            x[k] = nan ? NAN : 0.0;
+        if (stat) {
+            stat[0] = -INFINITY;
+            stat[1] = nan ? NAN : 0.0;
+        }
+        return;
+    }
+    /* e_k = exp(x_k − max): a masked score is −∞ and fm_exp(−∞) is exactly 0, with no
+     * branch; a NaN stays NaN and reaches every entry through the sum */
+    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++) {
+            const double e = fm_exp(x[k + l] - mx);
+            x[k + l] = e;
+            sum_l[l] += e;
+        }
+    for (size_t l = 0; k < n; k++, l++) {
+        const double e = fm_exp(x[k] - mx);
+        x[k] = e;
+        sum_l[l] += e;
+    }
+    /* sum ≥ 1: the maximum contributes e^0 */
+    const double inv = 1.0 / fm_lanes_sum(sum_l);
+    fm_scal(x, inv, n);
+    if (stat) {
+        stat[0] = mx;
+        stat[1] = inv;
+    }
+}
+
+FM_CLONES
+void op_softmax_row_replay(double *restrict x, const double *restrict m, size_t n,
+                            const double *restrict stat)
+{
+    /* the forward's operations on the same scores in the same order, less the two
+     * reductions whose results stat holds: the same bits */
+    const double mx = stat[0], inv = stat[1];
+    if (mx == -INFINITY) {
+        const double fill = isnan(inv) ? NAN : 0.0;
+        for (size_t k = 0; k < n; k++)
+            x[k] = fill;
+        return;
+    }
+    if (m)
+        fm_axpy(x, 1.0, m, n);
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            x[k + l] = fm_exp(x[k + l] - mx);
+    for (; k < n; k++)
+        x[k] = fm_exp(x[k] - mx);
+    fm_scal(x, inv, n);
+}
+
+FM_CLONES
+void op_softmax_row_backward_inplace(double *restrict d, const double *restrict y, size_t n)
+{
+    /* y = softmax(x):  dx_k = y_k (dy_k − Σ_j dy_j y_j), written over dy once the sum is
+     * known, so no second buffer has to be zeroed first */
+    double dot_l[FM_LANES] = {0};
+    size_t k = 0;
+    for (; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            dot_l[l] += d[k + l] * y[k + l];
+    for (size_t l = 0; k < n; k++, l++)
+        dot_l[l] += d[k] * y[k];
+    const double dot = fm_lanes_sum(dot_l);
+    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
+        for (size_t l = 0; l < FM_LANES; l++)
+            d[k + l] = y[k + l] * (d[k + l] - dot);
+    for (; k < n; k++)
+        d[k] = y[k] * (d[k] - dot);
+}

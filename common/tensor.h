@@ -126,4 +126,24 @@ void op_add_bias(gsl_matrix *x, const gsl_matrix *bias);
  * the plain loop's sums, bit for bit, at any vector width. */
 void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx);
 
+/* The attention softmax kernels (scaled dot-product attention, transformer/): vectorised
+ * with fm_exp, the same bits at every vector width. */
+
+/* One row of attention weights: x (n) ← softmax(x + m), with m (n) a mask row of 0 and
+ * −∞, or NULL; x and m do not overlap. Vectorised (fm_exp, partial sums): within a few
+ * ulps of op_softmax_row on x + m, its plain reference, and exactly like it where it
+ * matters: masked entries exactly 0, a fully masked row all 0, a row with a NaN all NaN.
+ * stat (2), unless NULL, receives the row's maximum and 1/sum (−∞ and 0, or NaN, for a
+ * row with no weight). */
+void op_softmax_row_stat(double *restrict x, const double *restrict m, size_t n,
+                     double *restrict stat);
+/* The same row again from the same scores x and the stat that op_softmax_row_stat wrote:
+ * the same bits, with no maximum or sum to take. */
+void op_softmax_row_replay(double *restrict x, const double *restrict m, size_t n,
+                            const double *restrict stat);
+/* Its backward in place: on entry d (n) = ∂L/∂y, on return d = ∂L/∂x for y (n) =
+ * softmax(x). Within a few ulps of op_softmax_row_backward into a zeroed dx (the dot
+ * product is summed in FM_LANES partial sums), with no dx to zero first. */
+void op_softmax_row_backward_inplace(double *restrict d, const double *restrict y, size_t n);
+
 #endif

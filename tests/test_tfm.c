@@ -421,15 +421,15 @@ START_TEST(test_softmax_kernels_match_reference)
                 ref[k] = x[k] + m[k];
                 s[k] = x[k];
             }
-            tfm_softmax_row(x, kind ? m : NULL, n, stat);
+            op_softmax_row_stat(x, kind ? m : NULL, n, stat);
             /* made again from the same scores and the statistics: the same bits */
-            tfm_softmax_row_replay(s, kind ? m : NULL, n, stat);
+            op_softmax_row_replay(s, kind ? m : NULL, n, stat);
             for (size_t k = 0; k < n; k++)
                 ck_assert_msg(same_number(s[k], x[k]) && signbit(s[k]) == signbit(x[k]),
                               "replay, n %zu, row kind %d, entry %zu: %.17g vs %.17g", n,
                               kind, k, s[k], x[k]);
             op_softmax_row(ref, n);
-            tfm_softmax_row_backward(d, x, n);
+            op_softmax_row_backward_inplace(d, x, n);
             op_softmax_row_backward(dref, dy, ref, n);
             for (size_t k = 0; k < n; k++) {
                 /* weights are in [0, 1] and gradients of order 1: 1e-15 is a few ulps */

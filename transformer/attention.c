@@ -42,146 +42,6 @@ static gsl_matrix_view weights(gsl_matrix *P, size_t j, size_t Tq)
     return gsl_matrix_view_array_with_tda(P->data + j * Tq * P->tda, Tq, P->size2, P->tda);
 }
 
-/* ---- softmax kernels ------------------------------------------------------------------
- * The one element-wise function of attention evaluated B·NH·Tq·Tk times, so it is written
- * to vectorise: e^x is fm_exp (common/fastmath.h), a call the compiler sees through, and
- * the maximum and the sum keep FM_LANES partial results (a running maximum or sum over k
- * is a chain the compiler may not reorder; FM_LANES chains side by side it may run as
- * one vector). FM_CLONES compiles each kernel for AVX2 and AVX-512 as well; every width
- * performs the same operations in the same order, so all give the same bits. */
-
-/* y (n) += a·x (n) and x (n) *= a, in blocks of FM_LANES (see above); static inline, so
- * each clone of a caller gets its own vector width. */
-FM_INLINE void axpy(double *restrict y, double a, const double *restrict x, size_t n)
-{
-    size_t k = 0;
-    for (; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            y[k + l] += a * x[k + l];
-    for (; k < n; k++)
-        y[k] += a * x[k];
-}
-
-FM_INLINE void scal(double *x, double a, size_t n)
-{
-    size_t k = 0;
-    for (; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            x[k + l] *= a;
-    for (; k < n; k++)
-        x[k] *= a;
-}
-
-/* The largest of FM_LANES partial maxima, in a fixed order. */
-FM_INLINE double lanes_max(const double *mx)
-{
-    double m = mx[0];
-    for (size_t l = 1; l < FM_LANES; l++)
-        m = mx[l] > m ? mx[l] : m;
-    return m;
-}
-
-FM_CLONES
-void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n,
-                     double *restrict stat)
-{
-    /* x ← x + m and its maximum in one pass; subtracting the maximum keeps every exp ≤ 1.
-     * (x > mx ? x : mx) skips a NaN, as the scalar code did */
-    double mx_l[FM_LANES], sum_l[FM_LANES];
-    for (size_t l = 0; l < FM_LANES; l++) {
-        mx_l[l] = -INFINITY;
-        sum_l[l] = 0.0;
-    }
-    size_t k = 0;
-    if (m)
-        axpy(x, 1.0, m, n); /* 1·m is m exactly: x + m */
-    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            mx_l[l] = x[k + l] > mx_l[l] ? x[k + l] : mx_l[l];
-    for (size_t l = 0; k < n; k++, l++)
-        mx_l[l] = x[k] > mx_l[l] ? x[k] : mx_l[l];
-    const double mx = lanes_max(mx_l);
-    if (mx == -INFINITY) {
-        /* every key masked: no distribution, all weights 0. The maximum skips NaN, so a
-         * NaN can also land here: then, as everywhere, it poisons the whole row (with a
-         * finite entry beside it, it does so through the sum below) */
-        int nan = 0;
-        for (k = 0; k < n; k++)
-            nan |= isnan(x[k]);
-        for (k = 0; k < n; k++)
-            x[k] = nan ? NAN : 0.0;
-        if (stat) {
-            stat[0] = -INFINITY;
-            stat[1] = nan ? NAN : 0.0;
-        }
-        return;
-    }
-    /* e_k = exp(x_k − max): a masked score is −∞ and fm_exp(−∞) is exactly 0, with no
-     * branch; a NaN stays NaN and reaches every entry through the sum */
-    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++) {
-            const double e = fm_exp(x[k + l] - mx);
-            x[k + l] = e;
-            sum_l[l] += e;
-        }
-    for (size_t l = 0; k < n; k++, l++) {
-        const double e = fm_exp(x[k] - mx);
-        x[k] = e;
-        sum_l[l] += e;
-    }
-    /* sum ≥ 1: the maximum contributes e^0 */
-    const double inv = 1.0 / fm_lanes_sum(sum_l);
-    scal(x, inv, n);
-    if (stat) {
-        stat[0] = mx;
-        stat[1] = inv;
-    }
-}
-
-FM_CLONES
-void tfm_softmax_row_replay(double *restrict x, const double *restrict m, size_t n,
-                            const double *restrict stat)
-{
-    /* the forward's operations on the same scores in the same order, less the two
-     * reductions whose results stat holds: the same bits */
-    const double mx = stat[0], inv = stat[1];
-    if (mx == -INFINITY) {
-        const double fill = isnan(inv) ? NAN : 0.0;
-        for (size_t k = 0; k < n; k++)
-            x[k] = fill;
-        return;
-    }
-    if (m)
-        axpy(x, 1.0, m, n);
-    size_t k = 0;
-    for (; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            x[k + l] = fm_exp(x[k + l] - mx);
-    for (; k < n; k++)
-        x[k] = fm_exp(x[k] - mx);
-    scal(x, inv, n);
-}
-
-FM_CLONES
-void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size_t n)
-{
-    /* y = softmax(x):  dx_k = y_k (dy_k − Σ_j dy_j y_j), written over dy once the sum is
-     * known, so no second buffer has to be zeroed first */
-    double dot_l[FM_LANES] = {0};
-    size_t k = 0;
-    for (; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            dot_l[l] += d[k + l] * y[k + l];
-    for (size_t l = 0; k < n; k++, l++)
-        dot_l[l] += d[k] * y[k];
-    const double dot = fm_lanes_sum(dot_l);
-    for (k = 0; k + FM_LANES <= n; k += FM_LANES)
-        for (size_t l = 0; l < FM_LANES; l++)
-            d[k + l] = y[k + l] * (d[k + l] - dot);
-    for (; k < n; k++)
-        d[k] = y[k] * (d[k] - dot);
-}
-
 /* ---- scaled dot-product attention ------------------------------------------------------ */
 
 /* Row blocks. Under a mask, the queries are taken a block of rows at a time, and each block
@@ -254,7 +114,7 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, double *s
             gsl_vector_view p = gsl_matrix_row(&Pj.matrix, 0);
             gsl_vector_view o = gsl_matrix_row(&Oj.matrix, 0);
             gsl_blas_dgemv(CblasNoTrans, scale, &Kj.matrix, &q.vector, 0.0, &p.vector);
-            tfm_softmax_row(p.vector.data, M ? M->data : NULL, Tk, stj);
+            op_softmax_row_stat(p.vector.data, M ? M->data : NULL, Tk, stj);
             gsl_blas_dgemv(CblasTrans, 1.0, &Vj.matrix, &p.vector, 0.0, &o.vector);
             continue;
         }
@@ -274,7 +134,7 @@ void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, double *s
              * weight exactly 0. Each row's maximum and 1/sum go to stat, from which the
              * backward can make the row again. */
             for (size_t i = 0; i < nr; i++)
-                tfm_softmax_row(gsl_matrix_ptr(&Sb.matrix, i, 0),
+                op_softmax_row_stat(gsl_matrix_ptr(&Sb.matrix, i, 0),
                                 M ? gsl_matrix_const_ptr(M, r0 + i, 0) : NULL, nk,
                                 stj + 2 * (r0 + i));
             if (P && nk < Tk) { /* kept weights are whole rows: 0 beyond the reach */
@@ -342,7 +202,7 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV, doub
                                    0.0, &Rb.matrix);
                 }
                 for (size_t i = 0; i < nr; i++)
-                    tfm_softmax_row_replay(gsl_matrix_ptr(&Rb.matrix, i, 0),
+                    op_softmax_row_replay(gsl_matrix_ptr(&Rb.matrix, i, 0),
                                            M ? gsl_matrix_const_ptr(M, r0 + i, 0) : NULL, nk,
                                            stj + 2 * (r0 + i));
                 Pb = gsl_matrix_const_submatrix(&remade.matrix, r0, 0, nr, nk);
@@ -360,7 +220,7 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV, doub
              *   dS_i = P_i ⊙ (dP_i − (dP_i · P_i)), in place of dP_i.
              * Masked weights are exactly 0, so their scores get gradient exactly 0. */
             for (size_t i = 0; i < nr; i++)
-                tfm_softmax_row_backward(gsl_matrix_ptr(&dSb.matrix, i, 0),
+                op_softmax_row_backward_inplace(gsl_matrix_ptr(&dSb.matrix, i, 0),
                                          gsl_matrix_const_ptr(&Pb.matrix, i, 0), nk);
 
             /* forward: S_b = Q_b · K_nᵀ / √dk
@@ -406,10 +266,10 @@ static void attend_one(double *restrict o, double *restrict p, const double *res
             const double *row = ktj + d * ldk;
             for (size_t k = 0; k < Tk; k += FM_LANES)
                 FM_PREFETCH(row + 2 * ldk + k);
-            axpy(s, qj[d], row, Tk);
+            fm_axpy(s, qj[d], row, Tk);
         }
-        scal(s, scale, Tk);
-        tfm_softmax_row(s, NULL, Tk, NULL); /* the cache holds no later position: no mask */
+        fm_scal(s, scale, Tk);
+        op_softmax_row_stat(s, NULL, Tk, NULL); /* the cache holds no later position: no mask */
     }
     /* o_j (dk) = V_jᵀ (dk,Tk) · p_j (Tk): one pass over the value rows, every head in it,
      * so the NH·dk sums are independent chains */
@@ -420,7 +280,7 @@ static void attend_one(double *restrict o, double *restrict p, const double *res
         for (size_t f = 0; f < D; f += FM_LANES)
             FM_PREFETCH(vk + 4 * ldv + f);
         for (size_t j = 0; j < NH; j++)
-            axpy(o + j * dk, p[j * Tk + k], vk + j * dk, dk);
+            fm_axpy(o + j * dk, p[j * Tk + k], vk + j * dk, dk);
     }
 }
 

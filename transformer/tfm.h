@@ -213,28 +213,11 @@ void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
 
 /* ---- scaled dot-product attention (§3.2.1, Eq. 1), one sequence, all heads ----------- */
 
-/* One row of attention weights: x (n) ← softmax(x + m), with m (n) a mask row of 0 and
- * −∞, or NULL; x and m do not overlap. Vectorised (fm_exp, partial sums): within a few
- * ulps of op_softmax_row on x + m, its plain reference, and exactly like it where it
- * matters: masked entries exactly 0, a fully masked row all 0, a row with a NaN all NaN.
- * stat (2), unless NULL, receives the row's maximum and 1/sum (−∞ and 0, or NaN, for a
- * row with no weight). */
-void tfm_softmax_row(double *restrict x, const double *restrict m, size_t n,
-                     double *restrict stat);
-/* The same row again from the same scores x and the stat that tfm_softmax_row wrote:
- * the same bits, with no maximum or sum to take. */
-void tfm_softmax_row_replay(double *restrict x, const double *restrict m, size_t n,
-                            const double *restrict stat);
-/* Its backward in place: on entry d (n) = ∂L/∂y, on return d = ∂L/∂x for y (n) =
- * softmax(x). Within a few ulps of op_softmax_row_backward into a zeroed dx (the dot
- * product is summed in FM_LANES partial sums), with no dx to zero first. */
-void tfm_softmax_row_backward(double *restrict d, const double *restrict y, size_t n);
-
 /* For each head j: P_j = softmax(Q_j·K_jᵀ/√dk + M), O_j = P_j·V_j.
  * Q (Tq, D), K and Vm (Tk, D), O (Tq, D): any row stride, head j in columns j·dk .. .
  * P (NH·Tq, Tk): head j in rows j·Tq .. ; or NULL not to keep the weights, which are
  * then made in scratch (Tq·Tk doubles) one head at a time. stat (NH·Tq, 2) receives each
- * weight row's maximum and 1/sum (tfm_softmax_row). M (Tq, Tk) adds 0 where a query may
+ * weight row's maximum and 1/sum (op_softmax_row_stat). M (Tq, Tk) adds 0 where a query may
  * look and −∞ where it may not, or is NULL for no mask. A query whose every key is masked
  * gets weights 0 and output 0 (never NaN). */
 void tfm_attention_forward(gsl_matrix *O, gsl_matrix *P, double *stat, double *scratch,
