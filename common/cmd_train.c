@@ -358,8 +358,11 @@ static int write_build(FILE *f, const void *ctx)
     if (rf->ts) {
         fprintf(f, "train_steps\t%zu\n", rf->ts->steps);
         fprintf(f, "train_seconds\t%.3f\n", rf->ts->seconds);
-        /* converged: the stopping rule ended the run; budget: it ran every step */
-        fprintf(f, "stopped\t%s\n", rf->ts->converged ? "converged" : "budget");
+        /* converged: a plateau ended the run (patience); target: its validation reached
+         * stop_acc; budget: it ran every step */
+        fprintf(f, "stopped\t%s\n", rf->ts->early == TRAIN_PLATEAU  ? "converged"
+                                     : rf->ts->early == TRAIN_TARGET ? "target"
+                                                                     : "budget");
     }
     if (rf->best && rf->best->step) {
         /* the weights of model.ckpt: the step of the best validation, the training

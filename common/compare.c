@@ -30,7 +30,8 @@
 
 /* The experiment presets. Every run validates at each log line and stops when it has
  * converged (patience validations without an improvement: docs/compare.md, "Training to
- * convergence"); steps is then the budget cap. Smoke has no patience: it tests the
+ * convergence") or when its validation token accuracy reaches stop_acc (nothing left to
+ * learn); steps is then the budget cap. Smoke has no patience: it tests the
  * pipeline, not learning. Quick shows the effect in about four minutes on two cores; full
  * is the publication run, whose cap leaves the LSTM room to converge (a seed of it still
  * gained at 40,000 steps on 4:32; docs/compare.md). */
@@ -39,16 +40,33 @@ typedef struct preset {
     size_t seeds, steps, train_min, train_max, samples;
     const char *eval_lengths, *cost_lengths;
     size_t log_every, patience; /* validation interval; validations without improvement */
+    size_t val_window;          /* validations the plateau test averages */
+    double stop_acc;            /* validation token accuracy that ends a run (0: none) */
     const char *about;
+    /* The setups to train, each "MODEL" or "MODEL KEY=VALUE" (one setting away from the
+     * model's defaults), NULL-terminated; NULL: every model of --models once. */
+    const char *const *setups;
 } preset;
 
+/* The capacity sweep: the LSTM's state from a quarter to twice its canonical width (at
+ * 512 a step costs about 12 times one at 128: hours per seed on 4:32), the attention
+ * models at theirs for reference. */
+static const char *const capacity_setups[] = {"lstm hidden=32",  "lstm hidden=64",
+                                              "lstm hidden=128", "lstm hidden=256",
+                                              "rnn_attention",   "transformer",
+                                              NULL};
+
 static const preset presets[] = {
-    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0,
-     "under a minute: every model, every figure, nothing learned (a test of the pipeline)"},
-    {"quick", 3, 3000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10,
-     "about 4 minutes on 2 cores: the LSTM already falls off, attention holds"},
-    {"full", 5, 60000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20,
-     "each model to convergence (cap 60000 steps), 5 seeds, lengths to 96"},
+    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0, 1, 0,
+     "under a minute: every model, every figure, nothing learned (a test of the pipeline)",
+     NULL},
+    {"quick", 3, 3000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10, 4, 0.999,
+     "about 4 minutes on 2 cores: the LSTM already falls off, attention holds", NULL},
+    {"full", 5, 40000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20, 4, 0.999,
+     "each model to convergence (cap 40000 steps), 5 seeds, lengths to 96", NULL},
+    {"capacity", 3, 40000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999,
+     "the LSTM at hidden 32, 64, 128, 256 and the attention models, each to convergence",
+     capacity_setups},
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 #define DEFAULT_PRESET (&presets[1]) /* quick */
@@ -58,7 +76,7 @@ void cmd_compare_help(void)
     char models[256];
     args_all_models(models, sizeof models);
     printf(
-        "Usage: attnlab compare [--preset smoke|quick|full] [--task NAME] [--models LIST]\n"
+        "Usage: attnlab compare [--preset smoke|quick|full|capacity] [--task NAME] [--models LIST]\n"
         "                       [--seeds N] [--train-len MIN:MAX] [--eval-lengths SPEC]\n"
         "                       [--steps N] [--batch N] [--samples N] [--jobs N]\n"
         "                       [--out DIR] [--print-jobs]\n"
@@ -72,13 +90,17 @@ void cmd_compare_help(void)
         "\n"
         "Presets (flags given after override them):\n");
     for (size_t k = 0; k < N_PRESETS; k++)
-        printf("  %-6s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
+        printf("  %-8s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
                presets[k].seeds, presets[k].steps, presets[k].train_min, presets[k].train_max,
                presets[k].eval_lengths, presets[k].about);
     printf(
         "\n"
         "The default preset is quick. Sequences per evaluation length (--samples): smoke 32,\n"
-        "quick 128, full 256.\n"
+        "quick 128, full and capacity 256. Each preset validates every --log-every steps and\n"
+        "stops a run at a plateau (--patience validations in which the mean of the last\n"
+        "--val-window gained less than --min-delta) or once its validation token accuracy\n"
+        "reaches --stop-acc (quick, full, capacity: 0.999, cosine learning-rate decay to\n"
+        "the cap); capacity trains the LSTM at four widths (runs lstm-hiddenN-sSEED).\n"
         "\n"
         "  --models LIST   comma-separated, each model once (default: %s)\n"
         "  --seeds N       seeds 1..N\n"
@@ -87,7 +109,8 @@ void cmd_compare_help(void)
         "                  a time: a directory in use by another is refused, a run still\n"
         "                  locked by a run of an earlier compare is waited for\n"
         "  --task, --steps, --batch, --symbols, --threads, --log-every, --patience,\n"
-        "  --min-delta, --val-samples\n"
+        "  --min-delta, --val-samples, --stop-acc, --val-window, --lr-schedule,\n"
+        "  --lr-floor\n"
         "                  as for train (the same for every model; sizes stay each\n"
         "                  model's own); --steps is the cap of a run that has not converged\n"
         "  --print-jobs    print one self-contained 'attnlab train' command per run and\n"
@@ -113,6 +136,12 @@ typedef struct compare_plan {
     const model_ops *list[ARGS_MAX_MODELS];
     size_t nm;
     char models[ARGS_MAX_MODELS * CONFIG_STR_MAX]; /* the names joined, for the manifest */
+    struct setup { /* at most one per model, or the preset's sweep (a test checks it fits) */
+        const model_ops *ops;
+        char flag[CONFIG_STR_MAX];  /* "--KEY=VALUE", or "" for the canonical setup */
+        char label[2 * CONFIG_STR_MAX]; /* the model, or MODEL-KEYVALUE */
+    } setup[COMPARE_MAX_SETUPS];
+    size_t ns;
     size_t seeds, samples, jobs;
     const char *eval_spec;          /* --eval-lengths as given, or the preset's */
     const char *out;
@@ -129,6 +158,50 @@ static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
     c->train_max = ps->train_max;
     c->log_every = ps->log_every;
     c->patience = ps->patience;
+    c->val_window = ps->val_window;
+    c->stop_acc = ps->stop_acc;
+    /* learning-rate decay to the cap: a run still learning at the end ends on small steps
+     * (the attention models reach the target long before the rate falls) */
+    snprintf(c->lr_schedule, sizeof c->lr_schedule, "%s", ps->patience ? "cosine" : "constant");
+}
+
+/* The setups of p: the preset's sweep, those of its setups whose model --models lists
+ * (every setup when --models was not given, as the list is then every model), or else
+ * each model of the list once. Returns 0, or -1 when no setup is left. */
+static int make_setups(compare_plan *p)
+{
+    p->ns = 0;
+    if (!p->ps->setups) {
+        for (size_t m = 0; m < p->nm; m++) {
+            struct setup *u = &p->setup[p->ns++];
+            u->ops = p->list[m];
+            u->flag[0] = '\0';
+            snprintf(u->label, sizeof u->label, "%s", u->ops->name);
+        }
+        return 0;
+    }
+    for (size_t k = 0; p->ps->setups[k]; k++) {
+        /* "MODEL" or "MODEL KEY=VALUE": constants of this file, each with a test */
+        const char *text = p->ps->setups[k], *space = strchr(text, ' ');
+        const size_t nlen = space ? (size_t)(space - text) : strlen(text);
+        const model_ops *ops = NULL;
+        for (size_t m = 0; m < p->nm; m++)
+            if (strlen(p->list[m]->name) == nlen && strncmp(p->list[m]->name, text, nlen) == 0)
+                ops = p->list[m];
+        if (!ops)
+            continue;
+        struct setup *u = &p->setup[p->ns++];
+        u->ops = ops;
+        u->flag[0] = '\0';
+        snprintf(u->label, sizeof u->label, "%s", ops->name);
+        if (space) {
+            const char *eq = strchr(space + 1, '=');
+            snprintf(u->flag, sizeof u->flag, "--%s", space + 1);
+            snprintf(u->label, sizeof u->label, "%s-%.*s%s", ops->name,
+                     (int)(eq - space - 1), space + 1, eq + 1);
+        }
+    }
+    return p->ns ? 0 : -1;
 }
 
 /* Parses a compare command line into p. Returns 0, ARGS_HELP_SHOWN, or the exit status
@@ -145,7 +218,9 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     /* the settings a comparison may change; sizes stay each model's canonical ones */
     static const char *const ok_fields[] = {"task",      "steps",    "batch",
                                             "symbols",   "threads",  "log_every",
-                                            "patience",  "min_delta", "val_samples", NULL};
+                                            "patience",  "min_delta", "val_samples",
+                                            "stop_acc",  "val_window", "lr_schedule",
+                                            "lr_floor",  NULL};
     for (size_t k = 0; k < a.n_given; k++) {
         const char *name = config_fields[a.given[k]].name;
         size_t i = 0;
@@ -155,7 +230,8 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
             return args_usage_error("--%s: compare trains each model with its own defaults "
                                     "(accepted here: --task, --steps, --batch, --symbols, "
                                     "--threads, --log-every, --patience, --min-delta, "
-                                    "--val-samples; train one model with attnlab train to "
+                                    "--val-samples, --stop-acc, --val-window, "
+                                    "--lr-schedule, --lr-floor; train one model with attnlab train to "
                                     "change its sizes)", name);
     }
     p->ps = DEFAULT_PRESET;
@@ -167,7 +243,7 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
                 p->ps = &presets[k];
         if (!p->ps)
             return args_usage_error("--preset: unknown preset '%s' (accepted: smoke, quick, "
-                                    "full)", name);
+                                    "full, capacity)", name);
     }
     const model_ops *none;
     const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps};
@@ -194,12 +270,15 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     if (args_join_models(p->list, p->nm, p->models, sizeof p->models) != 0)
         return args_usage_error("--models: the names do not fit in %zu characters",
                                 sizeof p->models);
+    if (make_setups(p) != 0)
+        return args_usage_error("--models: the preset %s trains none of %s (its setups: "
+                                "%s)", p->ps->name, p->models, p->ps->setups[0]);
     p->out = args_get(&a, ARGS_OUT) ? args_get(&a, ARGS_OUT) : "results/compare";
-    /* every run directory below --out (OUT/runs/MODEL-sSEED) must be a path train takes */
+    /* every run directory below --out (OUT/runs/LABEL-sSEED) must be a path train takes */
     size_t widest = 0;
-    for (size_t k = 0; k < p->nm; k++)
-        if (strlen(p->list[k]->name) > widest)
-            widest = strlen(p->list[k]->name);
+    for (size_t k = 0; k < p->ns; k++)
+        if (strlen(p->setup[k].label) > widest)
+            widest = strlen(p->setup[k].label);
     const size_t room = strlen("/runs/-s") + widest + (size_t)snprintf(NULL, 0, "%zu", p->seeds);
     if (strlen(p->out) + room > ARGS_PATH_MAX)
         return args_usage_error("--out: the path is %zu characters long, too long for the run "
@@ -213,7 +292,7 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     return 0;
 }
 
-/* Fills the job list: seed-major, models in the order given, each with the complete
+/* Fills the job list: seed-major, setups in order (models in the order given), each with the complete
  * train command of its run. Returns 0, or -1 when memory runs out or a command needs
  * more than COMPARE_MAX_ARGS arguments. */
 static int make_jobs(const compare_plan *p, compare_job *jl)
@@ -230,16 +309,19 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
     }
     int bad = 0;
     for (size_t s = 0; s < p->seeds; s++)
-        for (size_t m = 0; m < p->nm; m++) {
-            compare_job *j = &jl[s * p->nm + m];
-            snprintf(j->model, sizeof j->model, "%s", p->list[m]->name);
+        for (size_t m = 0; m < p->ns; m++) {
+            const struct setup *u = &p->setup[m];
+            compare_job *j = &jl[s * p->ns + m];
+            snprintf(j->label, sizeof j->label, "%s", u->label);
             j->seed = s + 1;
             j->state = COMPARE_WAITING;
             /* fits: parse_compare checked the longest of these against ARGS_PATH_MAX */
-            snprintf(j->dir, sizeof j->dir, "%s/runs/%s-s%lu", p->out, j->model, j->seed);
+            snprintf(j->dir, sizeof j->dir, "%s/runs/%s-s%lu", p->out, j->label, j->seed);
             bad |= compare_job_arg(j, "%s", p->exe);
             bad |= compare_job_arg(j, "train");
-            bad |= compare_job_arg(j, "--model=%s", j->model);
+            bad |= compare_job_arg(j, "--model=%s", u->ops->name);
+            if (u->flag[0])
+                bad |= compare_job_arg(j, "%s", u->flag);
             bad |= compare_job_arg(j, "--task=%s", c->task);
             bad |= compare_job_arg(j, "--symbols=%zu", c->symbols);
             bad |= compare_job_arg(j, "--train-len=%zu:%zu", c->train_min, c->train_max);
@@ -250,6 +332,10 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
             bad |= compare_job_arg(j, "--log-every=%zu", c->log_every);
             bad |= compare_job_arg(j, "--patience=%zu", c->patience);
             bad |= compare_job_arg(j, "--min-delta=%.17g", c->min_delta);
+            bad |= compare_job_arg(j, "--stop-acc=%.17g", c->stop_acc);
+            bad |= compare_job_arg(j, "--val-window=%zu", c->val_window);
+            bad |= compare_job_arg(j, "--lr-schedule=%s", c->lr_schedule);
+            bad |= compare_job_arg(j, "--lr-floor=%.17g", c->lr_floor);
             bad |= compare_job_arg(j, "--val-samples=%zu", c->val_samples);
             bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
             bad |= compare_job_arg(j, "--samples=%zu", p->samples);
@@ -281,8 +367,8 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
     const size_t todo = compare_skip_finished(jl, njobs);
     if (compare_check_dirs(jl, njobs) != 0)
         return -1;
-    fprintf(stderr, "%s: %zu runs (%zu models x %zu seeds), %zu to do, %zu at a time, "
-            "into %s\n", args_command(), njobs, p->nm, p->seeds, todo, p->jobs, p->out);
+    fprintf(stderr, "%s: %zu runs (%zu setups x %zu seeds), %zu to do, %zu at a time, "
+            "into %s\n", args_command(), njobs, p->ns, p->seeds, todo, p->jobs, p->out);
     const size_t failed = compare_schedule(jl, njobs, todo, p->jobs, p->exe);
     now_text(finished, sizeof finished);
     /* the command as typed, whole: a stream that grows */
@@ -318,7 +404,7 @@ int cmd_compare(int argc, char **argv)
     int rc = parse_compare(argc, argv, &p, &print_jobs);
     if (rc)
         return args_exit(rc);
-    const size_t njobs = p.nm * p.seeds;
+    const size_t njobs = p.ns * p.seeds;
     compare_job *jl = calloc(njobs, sizeof *jl);
     if (!jl)
         return args_run_error("out of memory");

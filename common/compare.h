@@ -1,9 +1,10 @@
 /* compare.h — the runs of a comparison and the process manager that runs them
  * (prefix: compare_).
  *
- * Design. A comparison is a list of jobs, one per model x seed, each a self-contained
- * `attnlab train` command with its own run directory DIR/runs/MODEL-sSEED (compare.c
- * builds the list). The same command is what --print-jobs prints, what DIR/command.txt
+ * Design. A comparison is a list of jobs, one per setup x seed, each a self-contained
+ * `attnlab train` command with its own run directory DIR/runs/LABEL-sSEED (compare.c
+ * builds the list). A setup is a model at its canonical settings (LABEL is its name) or,
+ * in a preset's sweep, a model with one setting changed (LABEL: lstm-hidden256). The same command is what --print-jobs prints, what DIR/command.txt
  * records, and what compare_schedule runs in a child process, at most `at_once` at a
  * time. A job's state moves one way:
  *     WAITING → RUNNING → DONE | FAILED | STOPPED      (or SKIPPED before it starts)
@@ -28,6 +29,7 @@
 #include "config.h"
 
 #define COMPARE_MAX_ARGS 40 /* arguments of one job's command */
+#define COMPARE_MAX_SETUPS 32 /* setups of one comparison: every model, or a preset's sweep */
 
 typedef enum compare_state {
     COMPARE_WAITING, /* not started */
@@ -40,7 +42,8 @@ typedef enum compare_state {
 
 /* One run of a comparison. */
 typedef struct compare_job {
-    char model[CONFIG_STR_MAX];
+    char label[2 * CONFIG_STR_MAX];        /* its setup: the model, or MODEL-KEYVALUE
+                                            * (e.g. lstm-hidden256) for a preset's sweep */
     unsigned long seed;
     char dir[AFILE_PATH_MAX];              /* its run directory */
     char *argv[COMPARE_MAX_ARGS + 1];      /* the train command, NULL-terminated; each

@@ -142,7 +142,7 @@ size_t compare_skip_finished(compare_job *jobs, size_t n)
         if (job_finished(&jobs[k])) {
             jobs[k].state = COMPARE_SKIPPED;
             fprintf(stderr, "%s %s seed %lu: finished earlier, skipped\n", args_command(),
-                    jobs[k].model, jobs[k].seed);
+                    jobs[k].label, jobs[k].seed);
         } else {
             todo++;
         }
@@ -164,7 +164,7 @@ static int wait_for_dir(const compare_job *j)
             return -1;
         if (!said)
             fprintf(stderr, "%s %s seed %lu: %s is in use by another attnlab process "
-                    "(pid %ld); waiting for it to end\n", args_command(), j->model, j->seed,
+                    "(pid %ld); waiting for it to end\n", args_command(), j->label, j->seed,
                     j->dir, pid);
         said = 1;
         usleep(100000);
@@ -184,7 +184,7 @@ static int start_job(compare_job *j, const char *exe)
     if (job_finished(j)) {
         j->state = COMPARE_SKIPPED;
         fprintf(stderr, "%s %s seed %lu: finished meanwhile, skipped\n", args_command(),
-                j->model, j->seed);
+                j->label, j->seed);
         return 1;
     }
     const int resume = job_resumable(j);
@@ -195,7 +195,7 @@ static int start_job(compare_job *j, const char *exe)
     }
     if (resume)
         fprintf(stderr, "%s %s seed %lu: resuming from its checkpoint\n", args_command(),
-                j->model, j->seed);
+                j->label, j->seed);
     fflush(NULL);
     /* the child stays in this process group: a signal to the group reaches every run */
     j->pid = fork();
@@ -223,11 +223,11 @@ static void end_job(compare_job *j, int st, size_t k, size_t todo)
     if (code == 128 + SIGINT || code == 128 + SIGTERM) {
         j->state = COMPARE_STOPPED; /* stopped with its state saved: resumable */
         fprintf(stderr, "[%zu/%zu] %s seed %lu: stopped after %.1f s, state saved\n", k, todo,
-                j->model, j->seed, j->seconds);
+                j->label, j->seed, j->seconds);
         return;
     }
     j->state = code == 0 ? COMPARE_DONE : COMPARE_FAILED;
-    fprintf(stderr, "[%zu/%zu] %s seed %lu: %s in %.1f s\n", k, todo, j->model, j->seed,
+    fprintf(stderr, "[%zu/%zu] %s seed %lu: %s in %.1f s\n", k, todo, j->label, j->seed,
             j->state == COMPARE_DONE ? "done" : "FAILED", j->seconds);
 }
 
@@ -302,7 +302,7 @@ static int write_manifest(FILE *f, const void *p)
             m->wall);
     for (size_t k = 0; k < m->njobs; k++) {
         const compare_job *j = &m->list[k];
-        fprintf(f, "wall_seconds.%s.s%lu\t", j->model, j->seed);
+        fprintf(f, "wall_seconds.%s.s%lu\t", j->label, j->seed);
         switch (j->state) {
         case COMPARE_SKIPPED:
             fprintf(f, "finished earlier\n");

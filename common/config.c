@@ -62,6 +62,10 @@ const config_field config_fields[] = {
      "stop after this many validations without improvement (0: run every step)"},
     {"min_delta", CFG_DOUBLE, F(min_delta), 0, 1, NULL,
      "validation token accuracy an improvement must add"},
+    {"val_window", CFG_SIZE, F(val_window), 1, CONFIG_VAL_WINDOW_MAX, NULL,
+     "validations the plateau test averages (1: each alone)"},
+    {"stop_acc", CFG_DOUBLE, F(stop_acc), 0, 1, NULL,
+     "stop once the validation token accuracy reaches this (0: never)"},
     {"lr_schedule", CFG_STRING, F(lr_schedule), 0, 0, "constant,cosine",
      "learning rate after the warm-up"},
     {"lr_floor", CFG_DOUBLE, F(lr_floor), 0, 1, NULL,
@@ -98,6 +102,8 @@ void config_defaults(config *c)
     c->val_samples = 256;
     c->patience = 0;
     c->min_delta = 0.001;
+    c->stop_acc = 0;
+    c->val_window = 1;
     strcpy(c->lr_schedule, "constant");
     c->lr_floor = 0.1;
     c->checkpoint_every = 500;

@@ -21,6 +21,9 @@
 
 #define CONFIG_STR_MAX 64
 
+/* The most validations the plateau test may average (val_window). */
+#define CONFIG_VAL_WINDOW_MAX 64
+
 typedef struct config {
     /* what is trained */
     char model[CONFIG_STR_MAX]; /* registry name (model_registry in model.h) */
@@ -57,6 +60,8 @@ typedef struct config {
     size_t val_samples;       /* validation sequences (fresh, lengths in the training range) */
     size_t patience;          /* validations without improvement before stopping; 0: never */
     double min_delta;         /* the validation token accuracy an improvement must add */
+    double stop_acc;          /* stop once the validation token accuracy reaches it; 0: never */
+    size_t val_window;        /* validations the plateau test averages; 1: each alone */
     char lr_schedule[CONFIG_STR_MAX]; /* after warm-up: constant or cosine */
     double lr_floor;          /* cosine: the last step's rate, as a fraction of lr */
     size_t checkpoint_every;  /* steps between resumable checkpoints; 0: only at the end */

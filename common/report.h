@@ -51,10 +51,12 @@ typedef struct report_facts {
     const size_t *position_lengths; /* (n_position_lengths) lengths the positions */
     size_t n_position_lengths;      /* figure shows */
     int have_cost; /* some run measured its cost (train --cost-lengths wrote cost.tsv) */
+    int have_val;  /* some run logged validations (train_log.tsv's val_ columns) */
+    int have_sweep; /* some model has several setups (capacity.tsv: setups > 1) */
 } report_facts;
 
 /* The figures one report drew, in the order the page shows them. */
-#define REPORT_MAX_FIGURES 24 /* 4 outputs for each of 6 scripts (report_draw.c checks it) */
+#define REPORT_MAX_FIGURES 32 /* 4 outputs for each of 8 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
     size_t n;
     struct {
@@ -79,7 +81,8 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n);
 
 /* Draws every figure into out/figures/ by running gnuplot on each script of
- * report_plots_dir() (the cost figure only when fx->have_cost). Each figure is written to
+ * report_plots_dir() (the cost figure only when fx->have_cost, budget only when
+ * fx->have_val, capacity only when fx->have_sweep). Each figure is written to
  * a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
  * both files are complete (a PNG that ends with its IEND chunk, an SVG that ends with
  * </svg>); otherwise the figure already there stays as it was. Fills drawn with the

@@ -100,8 +100,21 @@ static const struct figure {
      "sequence outgrows what its state can hold, while the attention models stay flat "
      "inside the training range."},
     {"curves", {"curves"},
-     "Training loss and teacher-forced token accuracy against step and against seconds: "
-     "how fast each model learns, per step and per unit of compute time."},
+     "Training loss and teacher-forced token accuracy against step and against seconds "
+     "(solid), with the loss and greedy token accuracy on the held-out validation set "
+     "(dashed): how fast each model learns, per step and per unit of compute time. A "
+     "validation loss rising while the training loss falls would be overfitting."},
+    {"budget", {"budget"},
+     "Validation accuracy against training steps and seconds (log scales; median over "
+     "seeds, band: min-max): the whole-sequence accuracy at the longest training length "
+     "and the token accuracy inside the training range. The horizontal gap between two "
+     "models is how many times more training one needs for the same accuracy; a run "
+     "stopped early is carried at its last validation."},
+    {"capacity", {"capacity"},
+     "How far each setup copies against its size: the reach (the longest length up to "
+     "which every length is copied at 99% token accuracy or more; median over seeds, bar: "
+     "min-max) against the number of parameters, the setups of one model joined. Drawn "
+     "when a model was trained at several sizes (compare --preset capacity)."},
     {"attention",
      {"attention_rnn", "attention_enc_self", "attention_dec_self", "attention_cross"},
      "Attention weights for one example. Additive attention: row t is where output t "
@@ -433,6 +446,13 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
                     "--cost-lengths): no cost figure\n");
             continue;
         }
+        if (strcmp(fig->script, "budget") == 0 && !fx->have_val) {
+            fprintf(stderr, "attnlab report: no run logged a validation (train_log.tsv "
+                    "without val_ columns): no budget figure\n");
+            continue;
+        }
+        if (strcmp(fig->script, "capacity") == 0 && !fx->have_sweep)
+            continue; /* no model at several sizes: nothing to compare (said in the help) */
         char script[PATH_MAX + 32];
         snprintf(script, sizeof script, "%s/%s.gp", plots, fig->script);
         run_gnuplot(script, out, figs, &g);

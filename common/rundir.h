@@ -4,8 +4,10 @@
  * docs/results-format.md):
  *     config.tsv          every setting, key<TAB>value
  *     build.tsv           build facts and run totals, key<TAB>value ("parameters",
- *                         "train_seconds" are read here)
- *     train_log.tsv       step, seconds, lr, loss, token_acc, seq_acc, grad_norm, seq_per_s
+ *                         "train_seconds", "train_steps", "best_step", "best_seconds",
+ *                         "stopped" are read here)
+ *     train_log.tsv       step, seconds, lr, loss, token_acc, seq_acc, grad_norm, seq_per_s,
+ *                         val_loss, val_token_acc, val_seq_acc, val_seq_acc_max
  *     eval.tsv            model, len, samples, token_acc, seq_acc, loss
  *     eval_positions.tsv  model, len, position, accuracy
  *     cost.tsv            only when the run measured its cost (train --cost-lengths)
@@ -38,12 +40,23 @@ typedef struct rundir_pos {
     size_t line;          /* the line of eval_positions.tsv it was read from */
 } rundir_pos;
 
-/* One row of train_log.tsv. */
+/* One row of train_log.tsv. The validation columns are NAN in a log that has none (a
+ * run of an attnlab before validation); in a log that has them, every row has them. */
 typedef struct rundir_step {
     size_t step;                       /* in [1, steps] */
     double seconds, loss, token_acc;   /* >= 0, >= 0, in [0, 1] */
+    double val_loss;                   /* >= 0 or inf */
+    double val_token_acc, val_seq_acc_max; /* in [0, 1] */
     size_t line;                       /* the line of train_log.tsv it was read from */
 } rundir_step;
+
+/* How a run ended (build.tsv: stopped). */
+typedef enum rundir_end {
+    RUNDIR_END_UNKNOWN = 0, /* not recorded (a run of an attnlab before the stopping rule) */
+    RUNDIR_END_BUDGET,      /* "budget": it ran every step */
+    RUNDIR_END_CONVERGED,   /* "converged": patience validations without an improvement */
+    RUNDIR_END_TARGET       /* "target": its validation token accuracy reached stop_acc */
+} rundir_end;
 
 /* One row of cost.tsv. */
 typedef struct rundir_cost {
@@ -60,6 +73,11 @@ typedef struct rundir {
                                      model and task, every setting within its range */
     double params;                /* build.tsv: parameters, a whole number >= 1 */
     double train_seconds;         /* build.tsv: train_seconds >= 0, NAN when absent */
+    double train_steps;           /* build.tsv: train_steps in [1, steps], NAN when absent */
+    double best_step;             /* build.tsv: best_step in [1, steps], NAN when absent */
+    double best_seconds;          /* build.tsv: best_seconds >= 0, NAN when absent */
+    rundir_end end;               /* build.tsv: stopped */
+    int has_val;                  /* train_log.tsv has the validation columns */
     rundir_eval *eval;
     size_t n_eval;
     rundir_pos *pos;

@@ -31,52 +31,12 @@
 #include "model.h"
 #include "report.h"
 #include "rundir.h"
+#include "summary_group.h"
 #include "task.h"
-
-/* Room for a group's name: the model and every setting that differs, "name=value" each
- * (about 35 settings, none longer than 80 characters written out). */
-#define GROUP_NAME_MAX 4096
-
-/* ---- statistics ---------------------------------------------------------------------- */
-
-/* One statistic over the runs of a group, accumulated value by value. */
-typedef struct stat_acc {
-    size_t n;               /* values added */
-    double sum, sumsq;      /* Σ v and Σ v² */
-    double min, max;        /* extremes (valid once n > 0) */
-} stat_acc;
-
-static void stat_add(stat_acc *s, double v)
-{
-    if (s->n == 0 || v < s->min)
-        s->min = v;
-    if (s->n == 0 || v > s->max)
-        s->max = v;
-    s->n++;
-    s->sum += v;
-    s->sumsq += v * v;
-}
-
-static double stat_mean(const stat_acc *s) { return s->n ? s->sum / (double)s->n : NAN; }
-
-/* Sample standard deviation (n − 1), 0 for a single run. */
-static double stat_sd(const stat_acc *s)
-{
-    if (s->n < 2)
-        return 0.0;
-    double m = stat_mean(s), var = (s->sumsq - (double)s->n * m * m) / (double)(s->n - 1);
-    return var > 0 ? sqrt(var) : 0.0;
-}
 
 static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
@@ -118,25 +78,6 @@ static size_t distinct_values(rundir *const *rs, size_t nr, key_kind which, size
 
 /* ---- grouping runs by setup ---------------------------------------------------------- */
 
-/* The runs of one setup: its seeds, and the keys its tables show. */
-typedef struct model_group {
-    char name[GROUP_NAME_MAX]; /* as tables and figures show it, one word */
-    rundir **runs;             /* (n) in the order given; cap allocated */
-    size_t n, cap;
-    size_t *steps, nsteps;         /* train_log.tsv's steps over its runs, ascending */
-    size_t *cost_lens, ncost_lens; /* cost.tsv's lengths over its runs, ascending */
-} model_group;
-
-/* The comparison: its groups in table order, and the lengths its tables show. */
-typedef struct summary_ctx {
-    model_group *g; /* (ng) cap allocated */
-    size_t ng, cap;
-    size_t *lens, nlens;         /* every evaluated length, all models, ascending */
-    size_t sel[4], nsel;         /* lengths for the summary table */
-    size_t poslens[3], nposlens; /* lengths of the positions figure */
-    double *scratch;             /* 3 · (the most runs of a group): the cost medians */
-} summary_ctx;
-
 /* Settings that do not change what a run computes, or that tell seeds apart. */
 static int is_incidental(const char *key)
 {
@@ -168,27 +109,27 @@ static int same_setup(const config *a, const config *b)
     return 1;
 }
 
-/* Names each group by its model; when one model has several setups, the later ones add
- * the settings in which they differ from its first (e.g. "lstm:hidden=256"), without
- * spaces so the name stays one word for gnuplot. Every value is a registered model name
- * or a setting config_set accepted, so a name holds only letters, digits and _.:=,+-
- * (report_write_vars checks it again). Returns 0, or -1 with a line in err when a name
- * does not fit GROUP_NAME_MAX (it always does: see there). */
+/* Names each group by its model; when one model has several setups, every one of them
+ * adds the settings in which that model's setups differ (e.g. "lstm:hidden=64" and
+ * "lstm:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
+ * is a registered model name or a setting config_set accepted, so a name holds only
+ * letters, digits and _.:=,+- (report_write_vars checks it again). Returns 0, or -1 with
+ * a line in err when a name does not fit GROUP_NAME_MAX (it always does: see there). */
 static int name_groups(summary_ctx *c, char *err, size_t errn)
 {
     for (size_t m = 0; m < c->ng; m++) {
         const config *cfg = &c->g[m].runs[0]->cfg;
         snprintf(c->g[m].name, GROUP_NAME_MAX, "%s", cfg->model);
-        size_t first = 0;
-        while (first < m && strcmp(c->g[first].runs[0]->cfg.model, cfg->model) != 0)
-            first++;
-        if (first == m)
-            continue;
-        const config *base = &c->g[first].runs[0]->cfg;
         char y[128];
         for (size_t k = 0; k < config_n_fields; k++) {
-            if (!differs(base, cfg, k, y))
+            /* does field k tell this model's setups apart? */
+            int tells = 0;
+            for (size_t o = 0; o < c->ng && !tells; o++)
+                tells = o != m && strcmp(c->g[o].runs[0]->cfg.model, cfg->model) == 0 &&
+                        differs(&c->g[o].runs[0]->cfg, cfg, k, y);
+            if (!tells)
                 continue;
+            config_format(cfg, &config_fields[k], y, sizeof y);
             size_t len = strlen(c->g[m].name);
             int w = snprintf(c->g[m].name + len, GROUP_NAME_MAX - len, "%s%s=%s",
                              strchr(c->g[m].name, ':') ? "," : ":", config_fields[k].name, y);
@@ -199,8 +140,9 @@ static int name_groups(summary_ctx *c, char *err, size_t errn)
                 return -1;
             }
         }
-        fprintf(stderr, "attnlab report: runs of %s with other settings are shown as %s\n",
-                cfg->model, c->g[m].name);
+        if (strchr(c->g[m].name, ':'))
+            fprintf(stderr, "attnlab report: runs of %s with other settings are shown as %s\n",
+                    cfg->model, c->g[m].name);
     }
     return 0;
 }
@@ -313,40 +255,6 @@ static int write_positions(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
-/* curves.tsv: per model and logged step, seconds, loss and accuracy over seeds. */
-static int write_curves(FILE *f, const void *p)
-{
-    const summary_ctx *c = p;
-    fprintf(f, "model\tstep\tseeds\tseconds_mean\tloss_mean\tloss_min\tloss_max\tacc_mean\t"
-               "acc_min\tacc_max\n");
-    for (size_t m = 0; m < c->ng; m++) {
-        const model_group *g = &c->g[m];
-        for (size_t k = 0; k < g->nsteps; k++) {
-            stat_acc sec = {0}, loss = {0}, acc = {0};
-            for (size_t i = 0; i < g->n; i++) {
-                const rundir_step *s = rundir_step_at(g->runs[i], g->steps[k]);
-                if (s) {
-                    stat_add(&sec, s->seconds);
-                    stat_add(&loss, s->loss);
-                    stat_add(&acc, s->token_acc);
-                }
-            }
-            if (sec.n)
-                fprintf(f, "%s\t%zu\t%zu\t%.3f\t%.6g\t%.6g\t%.6g\t%.6f\t%.6f\t%.6f\n", g->name,
-                        g->steps[k], sec.n, stat_mean(&sec), stat_mean(&loss), loss.min,
-                        loss.max, stat_mean(&acc), acc.min, acc.max);
-        }
-    }
-    return ferror(f) ? -1 : 0;
-}
-
-/* Median of the n values in v (sorted in place). */
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* cost.tsv: per model and measured length, the medians over seeds (timings are noisy;
  * one slow run does not move a median). */
 static int write_cost(FILE *f, const void *p)
@@ -369,8 +277,51 @@ static int write_cost(FILE *f, const void *p)
             }
             if (cnt)
                 fprintf(f, "%s\t%zu\t%zu\t%.6g\t%.6g\t%.6g\n", g->name, g->cost_lens[k], cnt,
-                        median(tr, cnt), median(fl, cnt), median(de, cnt));
+                        stat_median(tr, cnt), stat_median(fl, cnt), stat_median(de, cnt));
         }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* The reach of run r: the longest evaluated length up to which every evaluated length
+ * has a token accuracy of at least SUMMARY_REACH_ACC (0 when the shortest has not). */
+static double reach(const rundir *r)
+{
+    size_t L = 0;
+    for (size_t k = 0; k < r->n_eval && r->eval[k].token_acc >= SUMMARY_REACH_ACC; k++)
+        L = r->eval[k].len;
+    return (double)L;
+}
+
+/* capacity.tsv: per group, its size and how far it copies (the reach over seeds), and
+ * its token accuracy at the longest training length; `setups` counts the groups of its
+ * model (a sweep when above 1). */
+static int write_capacity(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tbase\tsetups\tparams\tseeds\treach_median\treach_min\t"
+               "reach_max\ttok_train_max_mean\ttok_train_max_min\ttok_train_max_max\n");
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        const config *cfg = &g->runs[0]->cfg;
+        size_t setups = 0;
+        for (size_t o = 0; o < c->ng; o++)
+            setups += strcmp(c->g[o].runs[0]->cfg.model, cfg->model) == 0;
+        double *v = c->scratch;
+        stat_acc tok = {0};
+        for (size_t i = 0; i < g->n; i++) {
+            v[i] = reach(g->runs[i]);
+            const rundir_eval *e = rundir_eval_at(g->runs[i], cfg->train_max);
+            if (e)
+                stat_add(&tok, e->token_acc);
+        }
+        const double med = stat_median(v, g->n);
+        fprintf(f, "%s\t%s\t%zu\t%.0f\t%zu\t%g\t%g\t%g", g->name, cfg->model, setups,
+                g->runs[0]->params, g->n, med, v[0], v[g->n - 1]);
+        if (tok.n)
+            fprintf(f, "\t%.6f\t%.6f\t%.6f\n", stat_mean(&tok), tok.min, tok.max);
+        else
+            fprintf(f, "\tnan\tnan\tnan\n");
     }
     return ferror(f) ? -1 : 0;
 }
@@ -475,17 +426,26 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         if (c->g[m].n > fx.seeds)
             fx.seeds = c->g[m].n;
         fx.have_cost |= c->g[m].ncost_lens > 0;
+        for (size_t i = 0; i < c->g[m].n; i++)
+            fx.have_val |= c->g[m].runs[i]->has_val;
+        for (size_t o = 0; o < c->ng; o++)
+            fx.have_sweep |= o != m && strcmp(c->g[o].runs[0]->cfg.model,
+                                              c->g[m].runs[0]->cfg.model) == 0;
     }
     int rc = -1;
     if (afile_mkdirs(out, err, errn) != 0 ||
         afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
-        afile_write(out, "curves.tsv", write_curves, c, err, errn) ||
+        afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||
+        afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
+        afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||
+        afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||
         report_write_vars(out, &fx, err, errn) || report_copy_traces(out, &fx, err, errn))
         goto done;
     print_summary(f, c);
+    summary_print_convergence(f, c);
     report_drawn drawn;
     char why[1024];
     const int figures = report_draw(out, &fx, &drawn, f, why, sizeof why);
@@ -533,7 +493,7 @@ static int gather_keys(summary_ctx *c, rundir *rd, size_t loaded)
             return -1;
         most = g->n > most ? g->n : most;
     }
-    c->scratch = malloc(3 * most * sizeof *c->scratch);
+    c->scratch = malloc(6 * most * sizeof *c->scratch);
     return c->scratch ? 0 : -1;
 }
 

@@ -76,19 +76,39 @@ size_t train_val_lengths(const config *c, size_t *lens)
 int train_val_update(train_best *best, const config *c, size_t step, double seconds,
                      double token_acc, double loss, const double *w, size_t n)
 {
-    /* the first validation is the best so far; later ones must add min_delta */
-    if (best->step == 0 || token_acc >= best->token_acc + c->min_delta) {
+    /* the weights: the first validation is the best so far; later ones must add
+     * min_delta */
+    const int first = best->step == 0;
+    if (first || token_acc >= best->token_acc + c->min_delta) {
         best->step = step;
         best->token_acc = token_acc;
         best->loss = loss;
         best->seconds = seconds;
-        best->since = 0;
         if (best->w)
             memcpy(best->w, w, n * sizeof *w);
-        return 0;
+        /* nothing left to learn: the target reached is also the best so far */
+        if (c->stop_acc > 0 && token_acc >= c->stop_acc)
+            return TRAIN_TARGET;
+    }
+    /* the plateau: the mean of the last val_window validations must keep rising by
+     * min_delta (one lucky validation does not reset the count; a mean does not jump) */
+    const size_t W = c->val_window < 1                  ? 1
+                     : c->val_window > TRAIN_WINDOW_MAX ? TRAIN_WINDOW_MAX
+                                                        : c->val_window;
+    best->recent[best->seen % TRAIN_WINDOW_MAX] = token_acc;
+    best->seen++;
+    const size_t k = best->seen < W ? best->seen : W;
+    double mean = 0;
+    for (size_t i = 0; i < k; i++)
+        mean += best->recent[(best->seen - 1 - i) % TRAIN_WINDOW_MAX];
+    mean /= (double)k;
+    if (first || mean >= best->mean + c->min_delta) {
+        best->mean = mean;
+        best->since = 0;
+        return TRAIN_GO_ON;
     }
     best->since++;
-    return c->patience > 0 && best->since >= c->patience;
+    return c->patience > 0 && best->since >= c->patience ? TRAIN_PLATEAU : TRAIN_GO_ON;
 }
 
 /* One validation (see train.h): the means over the validation lengths into v[0..2]
@@ -262,8 +282,8 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             rc = TRAIN_FAILED;
             break;
         }
-        if (stop) { /* converged: the stopping rule fired */
-            out->converged = 1;
+        if (stop != TRAIN_GO_ON) { /* the stopping rule fired */
+            out->early = stop;
             break;
         }
     }

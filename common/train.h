@@ -21,9 +21,12 @@
  * the longest trained length (the budget figure reads it). Validation reads the weights
  * and its own stream only: a run takes the same training steps with or without it.
  * The best validation so far (highest token accuracy; an improvement must add at least
- * min_delta) is remembered with its weights, which the run keeps as its model; after
- * `patience` validations in a row without an improvement the run stops early
- * (converged), else at `steps` (the budget).
+ * min_delta) is remembered with its weights, which the run keeps as its model. The run
+ * stops early at the first validation whose token accuracy reaches stop_acc (the
+ * target: nothing is left to learn), or after `patience` validations in a row in which
+ * the mean of the last val_window validations did not rise by min_delta (converged: a
+ * plateau; the mean keeps one lucky validation from passing for progress), else at
+ * `steps` (the budget).
  */
 #ifndef ATTNLAB_TRAIN_H
 #define ATTNLAB_TRAIN_H
@@ -49,6 +52,9 @@ typedef enum { TRAIN_QUIET = 0, TRAIN_BAR = 1, TRAIN_LINES = 2 } train_progress;
 /* What train_run returns. */
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
 
+/* The longest window of validations the plateau test averages (val_window). */
+#define TRAIN_WINDOW_MAX CONFIG_VAL_WINDOW_MAX
+
 /* At most this many validation lengths, spread evenly over the training range. */
 #define TRAIN_VAL_LENGTHS 4
 /* Mixed into the run seed for the validation set's stream: other sequences than the
@@ -60,7 +66,8 @@ typedef struct train_summary {
     double seconds;    /* wall time of this call's training loop */
     double loss;       /* mean loss of the last log interval */
     double token_acc;  /* teacher-forced token accuracy of the last log interval */
-    int converged;     /* 1 when the stopping rule ended the run before `steps` */
+    int early;         /* why the stopping rule ended the run before `steps`: TRAIN_PLATEAU
+                        * or TRAIN_TARGET; TRAIN_GO_ON (0) when it ran every step */
 } train_summary;
 
 /* The best validation of a run so far: in and out of train_run, so that a resumed run
@@ -70,7 +77,10 @@ typedef struct train_best {
     double token_acc; /* its validation token accuracy (the criterion) */
     double loss;      /* its validation loss */
     double seconds;   /* the run's seconds at that step (as the log counts them) */
-    size_t since;     /* validations since, none better by min_delta */
+    double recent[TRAIN_WINDOW_MAX]; /* the last validations' token accuracies (a ring) */
+    size_t seen;      /* validations so far (recent holds the last min(seen, 64)) */
+    double mean;      /* the best mean of val_window validations in a row so far */
+    size_t since;     /* validations since that mean, none better by min_delta */
     double *w;        /* (n_params) its weights, kept by the loop; NULL: not kept */
 } train_best;
 
@@ -78,10 +88,20 @@ typedef struct train_best {
  * to train_max, both included, each once. Returns how many (written into lens). */
 size_t train_val_lengths(const config *c, size_t *lens);
 
+/* The verdicts of the stopping rule. */
+enum {
+    TRAIN_GO_ON = 0,   /* train on */
+    TRAIN_PLATEAU = 1, /* patience > 0 validations in a row without an improvement */
+    TRAIN_TARGET = 2   /* the validation token accuracy reached stop_acc > 0 */
+};
+
 /* Feeds one validation to the stopping rule: updates best (copying the weights w of n
- * doubles into best->w when it is kept and this one is better) and returns 1 when the
- * run should stop (patience > 0 validations in a row without an improvement of
- * min_delta in token accuracy), else 0. */
+ * doubles into best->w when this one is better: at least min_delta more token accuracy
+ * than the best so far, or the first) and returns the verdict: TRAIN_TARGET when this
+ * validation is the best and its token accuracy reaches stop_acc > 0; TRAIN_PLATEAU after
+ * patience > 0 validations in a row in which the mean token accuracy of the last
+ * val_window validations never rose min_delta above its best; else TRAIN_GO_ON. With
+ * val_window 1 the mean is the validation itself. */
 int train_val_update(train_best *best, const config *c, size_t step, double seconds,
                      double token_acc, double loss, const double *w, size_t n);
 

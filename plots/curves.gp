@@ -6,10 +6,15 @@
 # against the wall-clock seconds of training, so a model that needs fewer steps but takes
 # longer per step is seen for what it costs.
 #
+# Dashed, the same quantities on the held-out validation set (fresh sequences inside the
+# training range, greedy decoding for the accuracy), mean over seeds: overfitting would
+# show as the validation loss rising while the training loss falls.
+#
 # Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models, seeds)
 #        DIR/curves.tsv, one row per model and logged step, statistics over seeds:
 #          model step seeds seconds_mean loss_mean loss_min loss_max
-#          acc_mean acc_min acc_max
+#          acc_mean acc_min acc_max val_loss_mean val_loss_min val_loss_max
+#          val_acc_mean val_acc_min val_acc_max (nan: the runs logged no validation)
 # Writes. DIR/figures/curves.png and DIR/figures/curves.svg (into FIGS/ instead
 #         when figs='FIGS' is given)
 #
@@ -61,6 +66,7 @@ guess = log(symbols)  # cross-entropy of a uniform guess among the data symbols 
 
 band = "fs transparent solid 0.22 noborder"
 mean = "lines lw 2"
+held = "lines lw 1.5 dt (6, 4)"   # the held-out validation set
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
@@ -99,6 +105,8 @@ do for [fmt in "png svg"] {
                  with filledcurves @band lc rgb colour(model(i)) notitle, \
              for [i = 1:n_models] data using x:(of(i, "loss_mean")) \
                  with @mean lc rgb colour(model(i)) notitle, \
+             for [i = 1:n_models] data using x:(of(i, "val_loss_mean")) \
+                 with @held lc rgb colour(model(i)) notitle, \
              guess with lines dt 3 lw 1.5 lc rgb "#444444" notitle
         unset logscale y
 
@@ -113,6 +121,8 @@ do for [fmt in "png svg"] {
                  with filledcurves @band lc rgb colour(model(i)) notitle, \
              for [i = 1:n_models] data using x:(of(i, "acc_mean")) \
                  with @mean lc rgb colour(model(i)) notitle, \
+             for [i = 1:n_models] data using x:(of(i, "val_acc_mean")) \
+                 with @held lc rgb colour(model(i)) notitle, \
              chance with lines dt 2 lw 1.5 lc rgb "#444444" notitle
     }
 
@@ -123,7 +133,9 @@ do for [fmt in "png svg"] {
     set bmargin at screen 0.0;  set tmargin at screen 0.05
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
-    plot for [i = 1:n_models] NaN with @mean lc rgb colour(model(i)) title model(i)
+    plot for [i = 1:n_models] NaN with @mean lc rgb colour(model(i)) title model(i), \
+         NaN with lines lw 2 lc rgb "#444444" title "training (teacher-forced)", \
+         NaN with @held lc rgb "#444444" title "validation (greedy, held out)"
 
     unset multiplot
     set output

@@ -425,6 +425,49 @@ START_TEST(defaults_come_from_the_registry)
 }
 END_TEST
 
+/* The capacity preset: the LSTM at four widths and each attention model once, seed by
+ * seed, each width a setup of its own (its own run directory, the width passed to train);
+ * --models keeps the setups of the models it names; the training recipe of the presets
+ * (validation window, target, cosine decay) reaches every job. */
+START_TEST(capacity_preset_sweeps_the_lstm)
+{
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "capacity", "--out", "/tmp/c",
+                                            "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    static const char *const want[] = {"lstm-hidden32", "lstm-hidden64", "lstm-hidden128",
+                                       "lstm-hidden256", "rnn_attention", "transformer"};
+    const char *line = r.out;
+    for (int seed = 1; seed <= 3; seed++)
+        for (size_t k = 0; k < 6; k++) {
+            char out[128];
+            snprintf(out, sizeof out, "--out=/tmp/c/runs/%s-s%d", want[k], seed);
+            const char *end = strchr(line, '\n');
+            ck_assert_msg(end && strstr(line, out) && strstr(line, out) < end,
+                          "job %d.%zu is not %s: %.300s", seed, k, out, line);
+            if (k < 4) {
+                char width[32];
+                snprintf(width, sizeof width, " --model=lstm --hidden=%s ", want[k] + 11);
+                ck_assert_msg(strstr(line, width) && strstr(line, width) < end, "%.300s", line);
+            }
+            ck_assert_msg(strstr(line, "--val-window=4 ") && strstr(line, "--stop-acc=0.999 ") &&
+                              strstr(line, "--lr-schedule=cosine "),
+                          "%.300s", line);
+            line = end + 1;
+        }
+    ck_assert_str_eq(line, "");
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "capacity", "--models",
+                                            "transformer,lstm", "--out", "/tmp/c",
+                                            "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    size_t lines = 0;
+    for (const char *p = r.out; (p = strchr(p, '\n')); p++)
+        lines++;
+    ck_assert_uint_eq(lines, 15); /* 4 widths and the transformer, 3 seeds */
+    ck_assert_ptr_null(strstr(r.out, "rnn_attention"));
+}
+END_TEST
+
 START_TEST(report_reads_runs_in_name_order)
 {
     /* run directories made in an order that is neither sorted nor its reverse; each has
@@ -534,6 +577,7 @@ Suite *make_cli_suite(void)
     tcase_add_test(tc, unwritable_out_is_refused);
     tcase_add_test(tc, defaults_come_from_the_registry);
     tcase_add_test(tc, report_reads_runs_in_name_order);
+    tcase_add_test(tc, capacity_preset_sweeps_the_lstm);
     tcase_add_loop_test(tc, model_refusal_is_a_runtime_error, 0, (int)cli_n_models());
     suite_add_tcase(s, tc);
     tc = tcase_create("runs");

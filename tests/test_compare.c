@@ -36,7 +36,18 @@ START_TEST(compare_writes_documented_tables_and_resumes)
                          "token_max\tseq_mean\tseq_sd\tseq_min\tseq_max"},
         {"positions.tsv", "model\tlen\tposition\tseeds\tacc_mean\tacc_min\tacc_max"},
         {"curves.tsv", "model\tstep\tseeds\tseconds_mean\tloss_mean\tloss_min\tloss_max\t"
-                       "acc_mean\tacc_min\tacc_max"},
+                       "acc_mean\tacc_min\tacc_max\tval_loss_mean\tval_loss_min\t"
+                       "val_loss_max\tval_acc_mean\tval_acc_min\tval_acc_max"},
+        {"budget.tsv", "model\tstep\tseeds\trunning\tseconds_median\tseq_median\tseq_min\t"
+                       "seq_max\ttok_median\ttok_min\ttok_max"},
+        {"convergence.tsv", "model\tparams\tseeds\tstopped_target\tstopped_converged\t"
+                            "stopped_budget\tsteps_median\tsteps_min\tsteps_max\t"
+                            "best_step_median\tbest_step_min\tbest_step_max\t"
+                            "best_seconds_median\tbest_seconds_min\tbest_seconds_max\t"
+                            "best_val_acc_median\tbest_val_acc_min"},
+        {"capacity.tsv", "model\tbase\tsetups\tparams\tseeds\treach_median\treach_min\t"
+                         "reach_max\ttok_train_max_mean\ttok_train_max_min\t"
+                         "tok_train_max_max"},
         {"cost.tsv", "model\tlen\tseeds\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq"},
         {"summary.tsv", "model\tparams\tseeds\ttrain_seconds_mean\tlen\ttoken_mean\ttoken_sd\t"
                         "seq_mean\tseq_sd"},

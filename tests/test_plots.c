@@ -43,6 +43,8 @@ static const figure_case figure_cases[] = {
     {"accuracy", {"accuracy", NULL}, 0},
     {"positions", {"positions", NULL}, 0},
     {"curves", {"curves", NULL}, 0},
+    {"budget", {"budget", NULL}, 0},
+    {"capacity", {"capacity", NULL}, 0},
     {"attention",
      {"attention_rnn", "attention_enc_self", "attention_dec_self", "attention_cross", NULL},
      1},
@@ -487,8 +489,9 @@ static const struct {
     const char *file;
     int prefix_only;
 } documented[] = {
-    {"accuracy.tsv", 0}, {"positions.tsv", 0}, {"curves.tsv", 0},
-    {"cost.tsv", 0},     {"summary.tsv", 1},   {"manifest.tsv", 0},
+    {"accuracy.tsv", 0}, {"positions.tsv", 0},   {"curves.tsv", 0},
+    {"budget.tsv", 0},   {"convergence.tsv", 0}, {"capacity.tsv", 0},
+    {"cost.tsv", 0},     {"summary.tsv", 1},     {"manifest.tsv", 0},
 };
 
 /* Finds the row "| `file` | `columns`..." of the comparison-directory table and copies the

@@ -80,6 +80,16 @@ static const bad_case bad_cases[] = {
      {"build.tsv line 8, field parameters", "not a whole number", NULL}},
     {"h-secs", {"build.tsv", RU_SET, "train_seconds", 0, "-1"},
      {"build.tsv line 10, field train_seconds", "out of range", NULL}},
+    {"h-stopped", {"build.tsv", RU_SET, "stopped", 0, "tired"},
+     {"build.tsv line 11, field stopped", "budget, converged, target", NULL}},
+    {"h-beststep", {"build.tsv", RU_SET, "best_step", 0, "41"},
+     {"build.tsv line 12, field best_step", "the run's steps", NULL}},
+    {"h-bestsecs", {"build.tsv", RU_SET, "best_seconds", 0, "soon"},
+     {"build.tsv line 13, field best_seconds", "not a number", NULL}},
+    {"f-valacc", {"train_log.tsv", RU_SET, "val_token_acc", 1, "1.01"},
+     {"train_log.tsv line 2, field val_token_acc", "out of range", NULL}},
+    {"f-valmax", {"train_log.tsv", RU_SET, "val_seq_acc_max", 1, "-0.5"},
+     {"train_log.tsv line 2, field val_seq_acc_max", "out of range", NULL}},
 };
 enum { N_BAD = sizeof bad_cases / sizeof bad_cases[0] };
 
@@ -116,6 +126,77 @@ START_TEST(impossible_values_are_refused_by_name)
     ck_assert_msg(strstr(acc, "5.0") == NULL && ru_count_lines_with(acc, "\nlstm\t") == 4,
                   "accuracy.tsv:\n%s", acc);
     free(acc);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* ---- the tables of training ------------------------------------------------------------- */
+
+/* Writes dir/name from text. */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[RU_PATH + 64];
+    ru_fmt(path, sizeof path, "%s/%s", dir, name);
+    ru_spit(path, text, strlen(text));
+}
+
+/* Two seeds: one reaches the target at step 20 and stops, the other runs its 40 steps.
+ * budget.tsv carries the first at its last validation after step 20 (seeds 2, running
+ * 1, seconds at its own pace), convergence.tsv counts the two ends and takes the median
+ * of their best steps; a log with some validation columns and not others is refused. */
+START_TEST(budget_carries_runs_stopped_early)
+{
+    char base[RU_PATH], a[RU_PATH + 16], b[RU_PATH + 16], path[RU_PATH + 64];
+    ru_fresh_dir(base, sizeof base);
+    const ru_edit seed2 = {"config.tsv", RU_SET, "seed", 0, "2"};
+    ru_make_run1(base, "a", NULL);
+    ru_make_run1(base, "b", &seed2);
+    ru_fmt(a, sizeof a, "%s/runs/a", base);
+    ru_fmt(b, sizeof b, "%s/runs/b", base);
+    static const char head[] = "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\t"
+                               "seq_per_s\tval_loss\tval_token_acc\tval_seq_acc\t"
+                               "val_seq_acc_max\n";
+    char text[2048];
+    ru_fmt(text, sizeof text, "%s10\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.6\t0.2\t0.5\n"
+                              "20\t2\t0.001\t0.1\t0.99\t0.9\t1\t1\t0.1\t0.9995\t1\t1\n", head);
+    put(a, "train_log.tsv", text);
+    put(a, "build.tsv", "key\tvalue\nparameters\t166987\ntrain_steps\t20\n"
+                        "train_seconds\t2\nstopped\ttarget\nbest_step\t20\n"
+                        "best_seconds\t2\n");
+    ru_fmt(text, sizeof text, "%s10\t3\t0.001\t2\t0.3\t0\t1\t1\t2\t0.3\t0\t0.1\n"
+                              "20\t6\t0.001\t2\t0.3\t0\t1\t1\t2\t0.3\t0\t0.2\n"
+                              "30\t9\t0.001\t2\t0.3\t0\t1\t1\t2\t0.4\t0\t0.3\n"
+                              "40\t12\t0.001\t2\t0.3\t0\t1\t1\t2\t0.5\t0\t0.4\n", head);
+    put(b, "train_log.tsv", text);
+    put(b, "build.tsv", "key\tvalue\nparameters\t166987\ntrain_steps\t40\n"
+                        "train_seconds\t12\nstopped\tbudget\nbest_step\t40\n"
+                        "best_seconds\t12\n");
+    /* a third run whose log lost one validation column: refused */
+    ru_make_run1(base, "c", &(ru_edit){"config.tsv", RU_SET, "seed", 0, "3"});
+    ru_fmt(path, sizeof path, "%s/runs/c", base);
+    put(path, "train_log.tsv", "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\t"
+                               "seq_per_s\tval_loss\tval_token_acc\n"
+                               "40\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.5\n");
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "some validation columns and not others"), "%s", r.err);
+    ru_fmt(path, sizeof path, "%s/budget.tsv", base);
+    char *t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    /* step 20: both logged it; step 40: a is carried at 1.0, seconds 2 * 40 / 20 = 4 */
+    ck_assert_msg(strstr(t, "\nlstm\t20\t2\t2\t4.000\t0.600000\t0.200000\t1.000000\t"),
+                  "budget.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\nlstm\t40\t2\t1\t8.000\t0.700000\t0.400000\t1.000000\t"
+                            "0.749750\t0.500000\t0.999500\n"), "budget.tsv:\n%s", t);
+    free(t);
+    ru_fmt(path, sizeof path, "%s/convergence.tsv", base);
+    t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(strstr(t, "\nlstm\t166987\t2\t1\t0\t1\t30\t20\t40\t30\t20\t40\t7\t2\t12\t"
+                            "0.74975\t0.5\n"), "convergence.tsv:\n%s", t);
+    free(t);
     ru_result_free(&r);
     ru_remove_tree(base);
 }
@@ -169,7 +250,7 @@ START_TEST(many_runs_and_groups_are_all_reported)
         groups += strncmp(p + 1, "lstm", 4) == 0 && strstr(p + 1, "\t2\t") &&
                   strstr(p + 1, "\t2\t") < strchr(p + 1, '\n');
     ck_assert_msg(groups == 20, "%zu groups in summary.tsv:\n%s", groups, text);
-    for (int h = 1; h < 20; h++) {
+    for (int h = 0; h < 20; h++) { /* each setup named by its width, the first too */
         char name[64];
         ru_fmt(name, sizeof name, "\nlstm:hidden=%d\t", 100 + h);
         ck_assert_msg(strstr(text, name), "no group %s in summary.tsv", name + 1);
@@ -246,9 +327,13 @@ static size_t all_fields(field_case *out)
                 ru_fmt(out[n].file, sizeof out[n].file, "%s", files[i]);
                 ru_fmt(out[n].field, sizeof out[n].field, "%.*s", (int)k, p + 1);
                 out[n].row = 0;
-                out[n].free_text = strcmp(files[i], "build.tsv") == 0 &&
-                                   strcmp(out[n].field, "parameters") != 0 &&
-                                   strcmp(out[n].field, "train_seconds") != 0;
+                /* build.tsv's keys report reads are checked; the rest is free text */
+                static const char *const read[] = {"parameters", "train_seconds",
+                                                   "train_steps", "best_step",
+                                                   "best_seconds", "stopped"};
+                out[n].free_text = strcmp(files[i], "build.tsv") == 0;
+                for (size_t r = 0; r < sizeof read / sizeof read[0]; r++)
+                    out[n].free_text &= strcmp(out[n].field, read[r]) != 0;
                 n++;
             }
         } else { /* one field per column of the header */
@@ -423,6 +508,7 @@ Suite *make_report_suite(void)
     TCase *tc = tcase_create("values");
     tcase_add_test(tc, impossible_values_are_refused_by_name);
     tcase_add_test(tc, many_runs_and_groups_are_all_reported);
+    tcase_add_test(tc, budget_carries_runs_stopped_early);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     /* these need gnuplot; without it they are not run (and do not fail) */

@@ -225,10 +225,40 @@ START_TEST(stopping_rule)
 }
 END_TEST
 
+/* The target: the first validation that is the best and reaches stop_acc stops the run
+ * (TRAIN_TARGET) and is kept; one that reaches it without being an improvement over the
+ * best by min_delta does not stop it; stop_acc 0 never stops. */
+START_TEST(stopping_target)
+{
+    config c;
+    config_defaults(&c);
+    c.patience = 0;
+    c.min_delta = 0.01;
+    c.stop_acc = 0.9;
+    double w[1] = {1}, kept[1] = {0};
+    train_best b = {.w = kept};
+    ck_assert_int_eq(train_val_update(&b, &c, 100, 1.0, 0.5, 2.0, w, 1), TRAIN_GO_ON);
+    ck_assert_int_eq(train_val_update(&b, &c, 200, 2.0, 0.895, 1.0, w, 1), TRAIN_GO_ON);
+    w[0] = 3;
+    ck_assert_int_eq(train_val_update(&b, &c, 300, 3.0, 0.9, 0.5, w, 1), TRAIN_GO_ON);
+    ck_assert_uint_eq(b.step, 200); /* 0.9 < 0.895 + min_delta: no improvement, no stop */
+    ck_assert_int_eq(train_val_update(&b, &c, 400, 4.0, 0.95, 0.4, w, 1), TRAIN_TARGET);
+    ck_assert_uint_eq(b.step, 400);
+    ck_assert(kept[0] == 3);
+    train_best fresh = {0};
+    c.stop_acc = 0;
+    ck_assert_int_eq(train_val_update(&fresh, &c, 100, 1.0, 1.0, 0.0, NULL, 0), TRAIN_GO_ON);
+    c.stop_acc = 1;
+    train_best again = {0};
+    ck_assert_int_eq(train_val_update(&again, &c, 100, 1.0, 1.0, 0.0, NULL, 0), TRAIN_TARGET);
+}
+END_TEST
+
 /* A short run on an easy task with patience stops early (converged), keeps the weights
  * of its best validation, and validation changes no training step: with patience 0 the
  * weights after the steps are the same bits whatever the validation set's size. */
 static size_t run_val_samples, run_patience;
+static double run_stop_acc;
 static void easy_run(config *c)
 {
     c->embed = 8;
@@ -241,6 +271,7 @@ static void easy_run(config *c)
     c->log_every = 25;
     c->val_samples = run_val_samples;
     c->patience = run_patience;
+    c->stop_acc = run_stop_acc;
     c->seed = 5;
 }
 
@@ -263,8 +294,8 @@ START_TEST(early_stop_and_best_weights)
     train_then_eval("lstm", easy_run, 3, last, N);
     want_best = NULL;
     want_summary = NULL;
-    ck_assert_msg(ts.converged == 1 && ts.steps < 3000, "ran %zu steps, converged %d",
-                  ts.steps, ts.converged);
+    ck_assert_msg(ts.early == TRAIN_PLATEAU && ts.steps < 3000, "ran %zu steps, early %d",
+                  ts.steps, ts.early);
     ck_assert_msg(best.token_acc > 0.95, "best validation token accuracy %.3f", best.token_acc);
     /* the run stopped `patience` validations after its best */
     ck_assert_uint_eq(ts.steps, best.step + 4 * 25);
@@ -283,6 +314,31 @@ START_TEST(early_stop_and_best_weights)
 }
 END_TEST
 
+/* The same run with a target stops at the first validation reaching it, keeping it. */
+START_TEST(stop_at_target)
+{
+    enum { N = 4096 };
+    static double last[N], kept[N];
+    train_best best = {.w = kept};
+    train_summary ts;
+    run_val_samples = 64;
+    run_patience = 0;
+    run_stop_acc = 0.9;
+    want_best = &best;
+    want_summary = &ts;
+    train_then_eval("lstm", easy_run, 3, last, N);
+    want_best = NULL;
+    want_summary = NULL;
+    run_stop_acc = 0;
+    ck_assert_msg(ts.early == TRAIN_TARGET && ts.steps < 3000, "ran %zu steps, early %d",
+                  ts.steps, ts.early);
+    ck_assert_uint_eq(ts.steps, best.step);
+    ck_assert_msg(best.token_acc >= 0.9, "best validation token accuracy %.3f",
+                  best.token_acc);
+    ck_assert_int_eq(memcmp(kept, last, sizeof kept), 0); /* the last step is the best */
+}
+END_TEST
+
 Suite *make_train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -297,8 +353,10 @@ Suite *make_train_suite(void)
     tcase_add_test(tc, lr_schedules);
     tcase_add_test(tc, validation_lengths);
     tcase_add_test(tc, stopping_rule);
+    tcase_add_test(tc, stopping_target);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, early_stop_and_best_weights);
+    tcase_add_test(tc, stop_at_target);
     suite_add_tcase(s, tc);
     tc = tcase_create("determinism");
     tcase_set_timeout(tc, 120);

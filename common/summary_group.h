@@ -1,0 +1,110 @@
+/* summary_group.h — what the tables of a comparison are computed from: the runs grouped
+ * by setup, and statistics over a group's seeds (internal to summary: prefix stat_ for
+ * the statistics, summary_ for the tables of summary_train.c).
+ *
+ * summary.c groups the runs and writes the evaluation tables; summary_train.c writes the
+ * tables of training (curves, budget, convergence). Both read the groups through this
+ * header only.
+ */
+#ifndef ATTNLAB_SUMMARY_GROUP_H
+#define ATTNLAB_SUMMARY_GROUP_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rundir.h"
+
+/* Room for a group's name: the model and every setting that differs, "name=value" each
+ * (about 40 settings, none longer than 80 characters written out). */
+#define GROUP_NAME_MAX 4096
+
+/* The token accuracy a length counts as copied at (capacity.tsv's reach). */
+#define SUMMARY_REACH_ACC 0.99
+
+/* ---- statistics over seeds ------------------------------------------------------------ */
+
+/* One statistic over the runs of a group, accumulated value by value. */
+typedef struct stat_acc {
+    size_t n;          /* values added */
+    double sum, sumsq; /* Σ v and Σ v² */
+    double min, max;   /* extremes (valid once n > 0) */
+} stat_acc;
+
+static inline void stat_add(stat_acc *s, double v)
+{
+    if (s->n == 0 || v < s->min)
+        s->min = v;
+    if (s->n == 0 || v > s->max)
+        s->max = v;
+    s->n++;
+    s->sum += v;
+    s->sumsq += v * v;
+}
+
+static inline double stat_mean(const stat_acc *s)
+{
+    return s->n ? s->sum / (double)s->n : NAN;
+}
+
+/* Sample standard deviation (n − 1), 0 for a single run. */
+static inline double stat_sd(const stat_acc *s)
+{
+    if (s->n < 2)
+        return 0.0;
+    double m = stat_mean(s), var = (s->sumsq - (double)s->n * m * m) / (double)(s->n - 1);
+    return var > 0 ? sqrt(var) : 0.0;
+}
+
+static inline int stat_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the n > 0 values in v (sorted in place). */
+static inline double stat_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, stat_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---- the groups ----------------------------------------------------------------------- */
+
+/* The runs of one setup: its seeds, and the keys its tables show. */
+typedef struct model_group {
+    char name[GROUP_NAME_MAX]; /* as tables and figures show it, one word */
+    rundir **runs;             /* (n) in the order given; cap allocated */
+    size_t n, cap;
+    size_t *steps, nsteps;         /* train_log.tsv's steps over its runs, ascending */
+    size_t *cost_lens, ncost_lens; /* cost.tsv's lengths over its runs, ascending */
+} model_group;
+
+/* The comparison: its groups in table order, and the lengths its tables show. */
+typedef struct summary_ctx {
+    model_group *g; /* (ng) cap allocated */
+    size_t ng, cap;
+    size_t *lens, nlens;         /* every evaluated length, all models, ascending */
+    size_t sel[4], nsel;         /* lengths for the summary table */
+    size_t poslens[3], nposlens; /* lengths of the positions figure */
+    double *scratch;             /* 6 · (the most runs of a group): medians over seeds */
+} summary_ctx;
+
+/* ---- the tables of training (summary_train.c) ----------------------------------------- */
+
+/* curves.tsv: per group and logged step, training loss and teacher-forced accuracy and
+ * the validation loss over the seeds that logged that step. p is a summary_ctx. */
+int summary_write_curves(FILE *f, const void *p);
+
+/* budget.tsv: per group and logged step, the validation scores over seeds against steps
+ * and seconds (a run that stopped early is carried at its last validation). */
+int summary_write_budget(FILE *f, const void *p);
+
+/* convergence.tsv: per group, how its runs ended and the steps and seconds to their best
+ * validation (median and range over seeds). */
+int summary_write_convergence(FILE *f, const void *p);
+
+/* Prints the convergence table for people (nothing when no run recorded its stop). */
+void summary_print_convergence(FILE *f, const summary_ctx *c);
+
+#endif

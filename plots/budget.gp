@@ -1,0 +1,124 @@
+# budget.gp — how much training each model needs: validation accuracy against steps and
+# against seconds.
+#
+# What it shows. Four panels, one line per model (the median over seeds, with a band from
+# the lowest to the highest seed). Top row: the whole-sequence accuracy at the longest
+# training length (the validation set's longest length, greedy decoding): the hardest
+# in-range question, where every token of the longest sequences must be right. Bottom
+# row: the validation token accuracy (mean over the validation lengths). Left column
+# against the training step, right column against the training seconds (validation time
+# left out), both on log scales so that 300 and 30,000 steps both read.
+#
+# Reads. DIR/figure_vars.gp (train_min, train_max, task, models, seeds)
+#        DIR/budget.tsv, one row per model and logged step, statistics over seeds:
+#          model step seeds running seconds_median seq_median seq_min seq_max
+#          tok_median tok_min tok_max
+#        (a run stopped early by the stopping rule is carried at its last validation
+#        after it stopped: `running` counts the seeds still training)
+# Writes. DIR/figures/budget.png and DIR/figures/budget.svg (into FIGS/ instead when
+#         figs='FIGS' is given)
+#
+# Run, from the top of the source tree:
+#     gnuplot -e "dir='results/demo'" plots/budget.gp
+#
+# What to look for. Read the figure at a vertical line: at that budget (steps or
+# seconds), which models have learned the task inside the training range? The gap
+# between two curves along the x axis is how many times more training one model needs to
+# reach the same accuracy. A model whose line stops rising before the right edge has
+# converged; one still rising at its last point was stopped by the cap (see
+# convergence.tsv).
+
+if (!exists("dir")) {
+    print "usage: gnuplot -e \"dir='results/demo'\" plots/budget.gp"
+    exit status 2
+}
+load dir."/figure_vars.gp"
+# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
+# name cannot become a command.
+shq_body(s) = strstrt(s, "'") == 0 ? s : \
+    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
+shq(s) = "'".shq_body(s)."'"
+if (!exists("figs")) { figs = dir."/figures" }
+data = dir."/budget.tsv"
+out  = figs."/budget"
+
+set encoding utf8
+set print "-"    # messages to standard output; standard error is for problems
+set datafile separator "\t"
+
+# A comparison whose runs logged no validation (an older attnlab) has an empty table.
+stats data using "step" nooutput
+if (!exists("STATS_records") || STATS_records == 0) {
+    print "budget.gp: no run logged a validation (train_log.tsv without val_ columns): skipping budget"
+    exit
+}
+system("mkdir -p ".shq(figs))
+
+colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
+            m eq "transformer" ? "#009E73" : "#CC79A7"
+n_models = words(models)
+model(i) = word(models, i)
+of(i, col) = strcol("model") eq model(i) ? column(col) : NaN
+
+band = "fs transparent solid 0.22 noborder"
+mid  = "lines lw 2"
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size 1300, 980 font "sans,12" enhanced
+    } else {
+        set terminal svg size 1300, 980 dynamic enhanced font "sans,12" \
+            name "budget" background rgb "white"
+    }
+    set output out.".".fmt
+    set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
+        title sprintf("Task %s: validation accuracy against training budget, lengths %d–%d " . \
+                      "(line = median over %d seed(s), band = min–max)", \
+                      task, train_min, train_max, seeds) font ",14"
+    set border 3
+    set tics nomirror out
+    set grid xtics ytics mxtics lc rgb "#D4D4D4" lw 1 dt 3
+    set logscale x
+    set format x "10^{%T}"
+    unset key
+    set yrange [0:1.05]
+    set format y "%.1f"
+
+    do for [row = 1:2] {
+        do for [col = 1:2] {
+            x = col == 1 ? "step" : "seconds_median"
+            set xlabel (col == 1 ? "training steps (log scale)" \
+                                 : "training seconds (log scale, median over seeds)")
+            lo = row == 1 ? "seq_min" : "tok_min"
+            hi = row == 1 ? "seq_max" : "tok_max"
+            md = row == 1 ? "seq_median" : "tok_median"
+            if (row == 1) {
+                set title sprintf("Whole sequences right at length %d, against %s", \
+                                  train_max, col == 1 ? "steps" : "seconds")
+                set ylabel sprintf("sequence accuracy at L = %d (greedy)", train_max)
+            } else {
+                set title sprintf("Validation token accuracy, against %s", \
+                                  col == 1 ? "steps" : "seconds")
+                set ylabel sprintf("token accuracy, L = %d–%d (greedy)", train_min, train_max)
+            }
+            plot for [i = 1:n_models] data using x:(of(i, lo)):(of(i, hi)) \
+                     with filledcurves @band lc rgb colour(model(i)) notitle, \
+                 for [i = 1:n_models] data using x:(of(i, md)) \
+                     with @mid lc rgb colour(model(i)) notitle
+        }
+    }
+
+    unset title; unset xlabel; unset ylabel; unset grid; unset border; unset tics
+    unset logscale x
+    set lmargin at screen 0.02; set rmargin at screen 0.98
+    set bmargin at screen 0.0;  set tmargin at screen 0.05
+    set xrange [0:1]; set yrange [0:1]
+    set key center center horizontal maxrows 1 samplen 3 noenhanced
+    plot for [i = 1:n_models] NaN with @mid lc rgb colour(model(i)) title model(i)
+
+    unset multiplot
+    set output
+    set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+    set xrange [*:*]; set yrange [*:*]
+}
+print "budget.gp: wrote ".out.".png and ".out.".svg"
