@@ -283,12 +283,17 @@ static int write_cost(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
-/* The reach of run r: the longest evaluated length up to which every evaluated length
- * has a token accuracy of at least SUMMARY_REACH_ACC (0 when the shortest has not). */
+/* The reach of run r: the longest evaluated length from its shortest training length on
+ * up to which every evaluated length has a token accuracy of at least SUMMARY_REACH_ACC
+ * (0 when the shortest trained length has not). Lengths below the training range are
+ * left out: shorter than anything trained is a question of its own (an LSTM trained on
+ * 4:32 copies 2 symbols worse than 30). */
 static double reach(const rundir *r)
 {
-    size_t L = 0;
-    for (size_t k = 0; k < r->n_eval && r->eval[k].token_acc >= SUMMARY_REACH_ACC; k++)
+    size_t L = 0, k = 0;
+    while (k < r->n_eval && r->eval[k].len < r->cfg.train_min)
+        k++;
+    for (; k < r->n_eval && r->eval[k].token_acc >= SUMMARY_REACH_ACC; k++)
         L = r->eval[k].len;
     return (double)L;
 }

@@ -2,8 +2,9 @@
 # its size.
 #
 # What it shows. One point per setup (a model at one size): how far it copies — its
-# reach, the longest evaluated length up to which every length is copied with at least
-# 99% token accuracy (greedy decoding) — against its number of parameters (log scale).
+# reach, the longest evaluated length up to which every length from the shortest
+# training length on is copied with at least 99% token accuracy (greedy decoding) —
+# against its number of parameters (log scale).
 # Point: the median over seeds; bar: the lowest to the highest seed. The setups of one
 # model (a sweep, e.g. the LSTM at hidden 64 to 512) are joined by a line. The dashed
 # line is the longest training length: a reach there means the whole training range is

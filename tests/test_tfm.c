@@ -1420,6 +1420,42 @@ START_TEST(test_attention_rows)
 }
 END_TEST
 
+/* In self-attention the queries, keys and values come from the same place: changing one
+ * source token j of sequence 0 changes its own query row, and, through key j, the first
+ * encoder layer's attention row of every other position of sequence 0, in every head;
+ * sequence 1's rows stay bitwise the same. (Were the keys taken from anywhere but the
+ * encoder's own input, the other rows of sequence 0 would not move.) */
+START_TEST(test_self_attention_one_source)
+{
+    const size_t B = 2, Ts = 5, Tt = 4, j = 2;
+    config c = small_config(0, "sinusoidal");
+    batch b;
+    gsl_rng *r = tu_rng(131);
+    random_batch(&b, B, Ts, Tt, &c, r);
+    tfm_model *m = small_model(&c, B, Ts, Tt, 132);
+    ck_assert(isfinite(tfm_ops.forward(&m->head, &b, NULL)));
+    const gsl_matrix *Pe = &m->s.enc[0].att.p.matrix;
+    gsl_matrix *before = gsl_matrix_alloc(Pe->size1, Pe->size2);
+    gsl_matrix_memcpy(before, Pe);
+    b.src[j] = (b.src[j] + 1) % (int)c.symbols; /* sequence 0, position j */
+    ck_assert(isfinite(tfm_ops.forward(&m->head, &b, NULL)));
+    for (size_t seq = 0; seq < B; seq++)
+        for (size_t h = 0; h < m->NH; h++)
+            for (size_t i = 0; i < Ts; i++) {
+                const size_t row = (seq * m->NH + h) * Ts + i;
+                int moved = 0;
+                for (size_t k = 0; k < Ts; k++)
+                    moved |= gsl_matrix_get(Pe, row, k) != gsl_matrix_get(before, row, k);
+                ck_assert_msg(moved == (seq == 0), "sequence %zu, head %zu, query %zu: %s", seq,
+                              h, i, moved ? "moved" : "did not move");
+            }
+    gsl_matrix_free(before);
+    tfm_ops.free(&m->head);
+    batch_free(&b);
+    gsl_rng_free(r);
+}
+END_TEST
+
 /* Greedy decoding with the key/value cache gives the tokens that recomputing the prefix
  * gives: the argmax of a teacher-forced forward on the decoder's own outputs. */
 START_TEST(test_greedy_matches_recompute)
@@ -1724,6 +1760,7 @@ Suite *make_tfm_suite(void)
     tcase_add_test(whole, test_keep_maps_bound);
     tcase_add_loop_test(whole, test_no_leftward_flow, 0, 2);
     tcase_add_loop_test(whole, test_attention_rows, 0, 2);
+    tcase_add_test(whole, test_self_attention_one_source);
     tcase_add_loop_test(whole, test_greedy_matches_recompute, 0, 4);
     tcase_add_test(whole, test_trace);
     tcase_add_test(whole, test_check_and_errors);
