@@ -180,6 +180,7 @@ Suite *make_glossary_suite(void)
 {
     Suite *s = suite_create("glossary");
     TCase *tc = tcase_create("glossary");
+    tcase_set_timeout(tc, 60); /* every handout and key against every row (slow when sanitized) */
     tcase_add_test(tc, documents_use_the_chosen_terms);
     tcase_add_test(tc, the_labs_link_the_glossary);
     suite_add_tcase(s, tc);

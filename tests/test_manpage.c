@@ -34,15 +34,27 @@
 
 /* ---- the page as plain text ------------------------------------------------------------ */
 
+/* The room a growing string of len bytes has: the next power of two above len (at
+ * least 256), so that appending a byte at a time reallocates only log(n) times. */
+static size_t room_of(size_t len)
+{
+    size_t cap = 256;
+    while (cap <= len)
+        cap *= 2;
+    return cap;
+}
+
 /* Appends n bytes of s to the growing string *t of length *len. */
 static void put(char **t, size_t *len, const char *s, size_t n)
 {
-    char *more = realloc(*t, *len + n + 1);
-    ck_assert_ptr_nonnull(more);
-    memcpy(more + *len, s, n);
+    if (!*t || room_of(*len + n) != room_of(*len)) {
+        char *more = realloc(*t, room_of(*len + n));
+        ck_assert_ptr_nonnull(more);
+        *t = more;
+    }
+    memcpy(*t + *len, s, n);
     *len += n;
-    more[*len] = '\0';
-    *t = more;
+    (*t)[*len] = '\0';
 }
 
 /* Appends the text of one roff line (escapes resolved: \- \c \fX \(em \(dq and the
@@ -418,6 +430,7 @@ Suite *make_manpage_suite(void)
 {
     Suite *s = suite_create("manpage");
     TCase *tc = tcase_create("manpage");
+    tcase_set_timeout(tc, 60); /* each test runs the program a few times (slow when sanitized) */
     tcase_add_test(tc, every_flag_of_the_help_is_in_the_manual);
     tcase_add_test(tc, every_flag_of_the_manual_is_in_a_help);
     tcase_add_test(tc, every_setting_has_its_default);
