@@ -81,17 +81,28 @@ void cmd_train_help(void)
         "\n"
         "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
         "the sizes it needs and ignores the others:\n");
-    /* the defaults of every field: the sizes of each model come from its own defaults() */
+    /* the defaults of every field: the sizes of each model come from its own defaults();
+     * a model whose recipe sets a field otherwise (the LSTM's rate) is named beside it */
     config d;
     config_defaults(&d);
     for (size_t k = 0; k < config_n_fields; k++) {
-        char flag[64], value[64];
+        char flag[64], value[64], own[256] = "";
         config_flag_name(&config_fields[k], flag, sizeof flag);
         if (config_fields[k].type == CFG_BOOL)
             snprintf(value, sizeof value, "off");
         else
             config_format(&d, &config_fields[k], value, sizeof value);
-        printf("  --%-18s %s (default %s)\n", flag, config_fields[k].help, value);
+        for (size_t m = 0; model_registry[m] && config_fields[k].type != CFG_BOOL; m++) {
+            config c;
+            char v[64];
+            config_defaults(&c);
+            model_registry[m]->defaults(&c);
+            config_format(&c, &config_fields[k], v, sizeof v);
+            if (strcmp(v, value) != 0 && strlen(own) + strlen(v) + 40 < sizeof own)
+                snprintf(own + strlen(own), sizeof own - strlen(own), "; %s %s",
+                         model_registry[m]->name, v);
+        }
+        printf("  --%-18s %s (default %s%s)\n", flag, config_fields[k].help, value, own);
     }
     printf("\nModels: %s.  Tasks: %s.\n"
            "\nExamples:\n"

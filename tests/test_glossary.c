@@ -1,0 +1,188 @@
+/* test_glossary.c — the Chinese documents use the terms of their glossary.
+ *
+ * What is checked. docs/zh/glossary.md lists, in Markdown tables, each term the Chinese
+ * documents use (first column) and the other renderings they must not use (last column,
+ * separated by "、"; "—" when none). No Chinese handout or key (docs/zh/labs/ and
+ * docs/zh/labs/keys/) may hold a rejected rendering, except where it is part of the
+ * term chosen in its place: "整序列准确率" holds "序列准确率" and is the chosen term.
+ * The glossary must exist, reject at least the known doublets (two renderings of token
+ * and of sequence accuracy), and be linked from docs/zh/labs/README.md.
+ *
+ * Runs from the top of the source tree, like the other suites. */
+#include <check.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reportutil.h"
+#include "testutil.h"
+
+#define GLOSSARY "docs/zh/glossary.md"
+#define MAX_ROWS 256
+#define CELL 256
+
+/* One row of the glossary: the chosen term(s) and the renderings it replaces. */
+typedef struct row {
+    char terms[CELL];    /* the first column: one term, or several separated by "、" */
+    char rejected[CELL]; /* the last column: renderings separated by "、", or "" */
+    int line;
+} row;
+
+/* Copies the trimmed text between a and b into out. */
+static void trim_copy(char *out, size_t n, const char *a, const char *b)
+{
+    while (a < b && *a == ' ')
+        a++;
+    while (b > a && b[-1] == ' ')
+        b--;
+    snprintf(out, n, "%.*s", (int)(b - a), a);
+}
+
+/* Reads the rows of every table of the glossary (not the header or separator lines). */
+static size_t read_rows(const char *text, row *rows, size_t max)
+{
+    size_t n = 0;
+    int lineno = 0, header = 0;
+    for (const char *p = text; *p && n < max;) {
+        const char *end = strchr(p, '\n');
+        if (!end)
+            end = p + strlen(p);
+        lineno++;
+        if (*p != '|') {
+            header = 1; /* the next table line is a header */
+        } else if (strncmp(p, "|---", 4) == 0) {
+            header = 0;
+        } else if (!header) {
+            /* "| term | English | meaning | rejected |": the bars around each cell */
+            const char *bar[16];
+            size_t nb = 0;
+            for (const char *q = p; q < end && nb < 16; q++)
+                if (*q == '|')
+                    bar[nb++] = q;
+            ck_assert_msg(nb >= 5, "%s:%d: a table row needs 4 cells", GLOSSARY, lineno);
+            row *r = &rows[n++];
+            trim_copy(r->terms, sizeof r->terms, bar[0] + 1, bar[1]);
+            trim_copy(r->rejected, sizeof r->rejected, bar[nb - 2] + 1, bar[nb - 1]);
+            if (strcmp(r->rejected, "—") == 0)
+                r->rejected[0] = '\0';
+            r->line = lineno;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+/* The next item of a "、"-separated list starting at *s, into out; 0 when none is left. */
+static int next_item(const char **s, char *out, size_t n)
+{
+    static const char sep[] = "、";
+    if (!**s)
+        return 0;
+    const char *e = strstr(*s, sep);
+    const size_t len = e ? (size_t)(e - *s) : strlen(*s);
+    trim_copy(out, n, *s, *s + len);
+    *s = e ? e + strlen(sep) : *s + len;
+    return 1;
+}
+
+/* Is the occurrence of `bad` at p inside an occurrence of one of the terms of r? */
+static int inside_term(const char *text, const char *p, size_t blen, const row *r)
+{
+    const char *list = r->terms;
+    char term[CELL];
+    while (next_item(&list, term, sizeof term)) {
+        const size_t tlen = strlen(term);
+        if (tlen < blen)
+            continue;
+        for (const char *q = p - (tlen - blen); q <= p; q++)
+            if (q >= text && strncmp(q, term, tlen) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* The first rejected rendering of rows found in doc (outside the chosen terms), as
+ * "file:line: 'bad' (glossary: term)" in msg; msg is "" when there is none. */
+static void find_rejected(const char *doc, const row *rows, size_t nrows, char *msg,
+                          size_t n)
+{
+    char *text = ru_slurp(doc, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", doc);
+    msg[0] = '\0';
+    for (size_t i = 0; i < nrows && !msg[0]; i++) {
+        const char *list = rows[i].rejected;
+        char bad[CELL];
+        while (!msg[0] && next_item(&list, bad, sizeof bad)) {
+            const size_t blen = strlen(bad);
+            for (const char *p = strstr(text, bad); p; p = strstr(p + 1, bad)) {
+                if (inside_term(text, p, blen, &rows[i]))
+                    continue;
+                int line = 1;
+                for (const char *q = text; q < p; q++)
+                    line += *q == '\n';
+                snprintf(msg, n, "%.200s:%d: '%.100s' (the glossary uses '%.100s', %s:%d)", doc, line,
+                         bad, rows[i].terms, GLOSSARY, rows[i].line);
+                break;
+            }
+        }
+    }
+    free(text);
+}
+
+START_TEST(documents_use_the_chosen_terms)
+{
+    char *text = ru_slurp(GLOSSARY, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", GLOSSARY);
+    static row rows[MAX_ROWS];
+    const size_t nrows = read_rows(text, rows, MAX_ROWS);
+    free(text);
+    ck_assert_msg(nrows >= 20, "%s has only %zu terms", GLOSSARY, nrows);
+
+    /* the doublets the glossary was written to settle are settled there */
+    static const char *const settled[][2] = {{"逐词准确率", "词元准确率"},
+                                             {"整序列准确率", "整句准确率"}};
+    for (size_t k = 0; k < sizeof settled / sizeof settled[0]; k++) {
+        int found = 0;
+        for (size_t i = 0; i < nrows; i++)
+            found |= strcmp(rows[i].terms, settled[k][0]) == 0 &&
+                     strstr(rows[i].rejected, settled[k][1]) != NULL;
+        ck_assert_msg(found, "%s: no row '%s' rejecting '%s'", GLOSSARY, settled[k][0],
+                      settled[k][1]);
+    }
+
+    glob_t g;
+    size_t ndocs = 0;
+    static const char *const patterns[] = {"docs/zh/labs/*.md", "docs/zh/labs/keys/*.md"};
+    for (size_t k = 0; k < 2; k++) {
+        ck_assert_int_eq(glob(patterns[k], 0, NULL, &g), 0);
+        for (size_t i = 0; i < g.gl_pathc; i++, ndocs++) {
+            char msg[1024];
+            find_rejected(g.gl_pathv[i], rows, nrows, msg, sizeof msg);
+            ck_assert_msg(msg[0] == '\0', "%s", msg);
+        }
+        globfree(&g);
+    }
+    ck_assert_msg(ndocs >= 10, "only %zu Chinese handouts and keys found", ndocs);
+}
+END_TEST
+
+START_TEST(the_labs_link_the_glossary)
+{
+    char *readme = ru_slurp("docs/zh/labs/README.md", NULL);
+    ck_assert_ptr_nonnull(readme);
+    ck_assert_msg(strstr(readme, "](../glossary.md)") != NULL,
+                  "docs/zh/labs/README.md has no link to ../glossary.md");
+    free(readme);
+}
+END_TEST
+
+Suite *make_glossary_suite(void)
+{
+    Suite *s = suite_create("glossary");
+    TCase *tc = tcase_create("glossary");
+    tcase_set_timeout(tc, 60); /* every handout and key against every row (slow when sanitized) */
+    tcase_add_test(tc, documents_use_the_chosen_terms);
+    tcase_add_test(tc, the_labs_link_the_glossary);
+    suite_add_tcase(s, tc);
+    return s;
+}
