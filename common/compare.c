@@ -292,6 +292,19 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     return 0;
 }
 
+/* Writes x into buf (32 bytes) in the fewest significant digits that read back as the
+ * same double (0.1, not 0.10000000000000001), so a job's command is what a person would
+ * type and still passes on exactly the value compare holds. Returns buf. */
+static const char *shortest(double x, char buf[static 32])
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
 /* Fills the job list: seed-major, setups in order (models in the order given), each with the complete
  * train command of its run. Returns 0, or -1 when memory runs out or a command needs
  * more than COMPARE_MAX_ARGS arguments. */
@@ -308,6 +321,7 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
         strcat(trace, w);
     }
     int bad = 0;
+    char num[3][32];
     for (size_t s = 0; s < p->seeds; s++)
         for (size_t m = 0; m < p->ns; m++) {
             const struct setup *u = &p->setup[m];
@@ -331,11 +345,11 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
             bad |= compare_job_arg(j, "--threads=%zu", c->threads);
             bad |= compare_job_arg(j, "--log-every=%zu", c->log_every);
             bad |= compare_job_arg(j, "--patience=%zu", c->patience);
-            bad |= compare_job_arg(j, "--min-delta=%.17g", c->min_delta);
-            bad |= compare_job_arg(j, "--stop-acc=%.17g", c->stop_acc);
+            bad |= compare_job_arg(j, "--min-delta=%s", shortest(c->min_delta, num[0]));
+            bad |= compare_job_arg(j, "--stop-acc=%s", shortest(c->stop_acc, num[1]));
             bad |= compare_job_arg(j, "--val-window=%zu", c->val_window);
             bad |= compare_job_arg(j, "--lr-schedule=%s", c->lr_schedule);
-            bad |= compare_job_arg(j, "--lr-floor=%.17g", c->lr_floor);
+            bad |= compare_job_arg(j, "--lr-floor=%s", shortest(c->lr_floor, num[2]));
             bad |= compare_job_arg(j, "--val-samples=%zu", c->val_samples);
             bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
             bad |= compare_job_arg(j, "--samples=%zu", p->samples);

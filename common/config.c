@@ -38,7 +38,7 @@ const config_field config_fields[] = {
     {"layers", CFG_SIZE, F(layers), 1, 64, NULL, "transformer encoder and decoder layers"},
     {"pos", CFG_STRING, F(pos), 0, 0, "sinusoidal,learned,none", "transformer positions"},
     {"post_ln", CFG_BOOL, F(post_ln), 0, 1, NULL,
-     "a switch: layer norm after each residual, the paper's order (default: before)"},
+     "a switch: layer norm after each residual, the paper's order (off: before it)"},
     {"emb_scale", CFG_DOUBLE, F(emb_scale), 0, 1e6, NULL,
      "transformer embeddings are multiplied by this before positions are added"},
     {"emb_init", CFG_DOUBLE, F(emb_init), 0, 1e6, NULL, "std. dev. of embedding init"},
