@@ -25,6 +25,7 @@
 #include "cli_args.h"
 #include "cli_cmd.h"
 #include "model.h"
+#include "report.h"
 #include "summary.h"
 #include "task.h"
 
@@ -156,16 +157,23 @@ int cmd_report_dir(const char *dir)
 void cmd_report_help(void)
 {
     printf(
-        "Usage: attnlab report [--out DIR] PATH...\n"
+        "Usage: attnlab report [--out DIR] [--lang en|zh] PATH...\n"
         "\n"
         "Merges finished runs and draws the figures. Each PATH is a comparison directory\n"
         "(its runs/ are taken) or a run directory written by 'attnlab train'. Writes into\n"
         "DIR (default: the first PATH when it is a comparison directory) the tables\n"
         "accuracy, positions, curves, cost and summary (.tsv), the figures (figures/, by\n"
-        "gnuplot with plots/NAME.gp) and report.html, one self-contained page.\n"
+        "gnuplot with plots/NAME.gp) and report.html, one self-contained page with the\n"
+        "figures inside it.\n"
+        "\n"
+        "  --out DIR      where everything goes\n"
+        "  --lang en|zh   the language of the page: en (default) writes report.html, zh\n"
+        "                 writes report.zh.html, its headings, tables and captions in\n"
+        "                 Chinese (the figures keep their English labels)\n"
         "\n"
         "Examples:\n"
         "  attnlab report results/demo\n"
+        "  attnlab report --lang zh results/demo\n"
         "  attnlab report --out results/merged runs/lstm-s1 runs/lstm-s2 runs/tfm-s1\n");
 }
 
@@ -197,8 +205,21 @@ int cmd_report(int argc, char **argv)
                                         "at most %d)", strlen(out), ARGS_PATH_MAX);
             continue;
         }
+        if (strcmp(argv[k], "--lang") == 0 || strncmp(argv[k], "--lang=", 7) == 0) {
+            const char *code = argv[k][6] == '=' ? argv[k] + 7 : k + 1 < argc ? argv[++k] : NULL;
+            report_lang lang;
+            if (!code)
+                return args_usage_error("flag '--lang' needs a value (accepted: %s)",
+                                        REPORT_LANGS);
+            if (report_lang_parse(code, &lang) != 0)
+                return args_usage_error("--lang: '%s' is not a language of the page "
+                                        "(accepted: %s)", code, REPORT_LANGS);
+            report_set_lang(lang);
+            continue;
+        }
         if (argv[k][0] == '-')
-            return args_usage_error("unknown flag '%s' (accepted: --out DIR, --help)", argv[k]);
+            return args_usage_error("unknown flag '%s' (accepted: --out DIR, --lang en|zh, "
+                                    "--help)", argv[k]);
         if (np == 256)
             return args_usage_error("more than 256 paths");
         paths[np++] = argv[k];

@@ -13,11 +13,13 @@
  *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
  *     trace/NAME/X.tsv   the matrices of the first run of each model (report_copy_traces)
  *     figures/F.png .svg drawn by gnuplot running each plots/F.gp (report_draw)
- *     report.html        the summary table, the figures this report drew inline, the
- *                        manifest (report_write_page)
- * Nothing here names a model: the figure scripts find out what they can draw from the
- * files they read (a model that wrote no trace has no trace figure), and the page shows
- * the figures that were drawn.
+ *     report.html        the summary table, the figures this report drew inline as PNG,
+ *                        the manifest (report_write_page, report_page.c); in Chinese,
+ *                        report.zh.html instead (report_set_lang)
+ * Nothing here chooses what to draw by model: the figure scripts find out what they can
+ * draw from the files they read (a model that wrote no trace has no trace figure), and
+ * the page shows the figures that were drawn. The page names models only for its title
+ * and to find the trace folder whose weights it prints under an attention figure.
  *
  * gnuplot runs code: whatever reaches it as a command is a program. So nothing read from
  * a file or typed as a path reaches it that way (report_draw.c, design block, says how).
@@ -60,10 +62,27 @@ typedef struct report_facts {
 typedef struct report_drawn {
     size_t n;
     struct {
-        const char *name;    /* figures/NAME.png and NAME.svg */
-        const char *caption; /* the sentence under it; outputs of one script share one */
+        const char *name;       /* figures/NAME.png and NAME.svg */
+        const char *caption;    /* the sentence under it; outputs of one script share one */
+        const char *caption_zh; /* the same in Chinese */
     } fig[REPORT_MAX_FIGURES];
 } report_drawn;
+
+/* The languages the page is written in: its headings, captions and table heads (the
+ * figures themselves are drawn in English). */
+typedef enum { REPORT_EN, REPORT_ZH } report_lang;
+#define REPORT_LANGS "en, zh" /* what --lang accepts, for messages */
+
+/* Reads a language code ("en" or "zh") into *lang. Returns 0, or -1 for anything else. */
+int report_lang_parse(const char *code, report_lang *lang);
+
+/* Chooses the language of the pages this process writes (REPORT_EN until called). One
+ * report runs per process, so this is a setting of the program, like a flag. */
+void report_set_lang(report_lang lang);
+
+/* The file report_write_page writes in the language chosen: "report.html" in English,
+ * "report.zh.html" in Chinese (so a comparison can hold both). */
+const char *report_page_name(void);
 
 /* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, task, models,
  * position_lengths and seeds as gnuplot variables. Every string is checked to hold only
@@ -93,11 +112,16 @@ int report_copy_traces(const char *out, const report_facts *fx, char *err, size_
 int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FILE *f,
                 char *err, size_t n);
 
-/* Writes out/report.html, one self-contained page: out/summary.tsv as a table, the
- * figures of drawn as inline SVG with their captions, and out/manifest.tsv when there is
- * one and every cell of it is text (otherwise one line on stderr says why it is left
- * out). Returns 0, or -1 with one line in err. */
-int report_write_page(const char *out, const report_drawn *drawn, char *err, size_t n);
+/* Writes out/report_page_name(), one self-contained page in the chosen language: a title
+ * that fits the models of fx, out/summary.tsv as a table with named columns and the
+ * meaning of each length, the figures of drawn as PNG images inside the page (data:
+ * URIs; heat maps shown pixel for pixel, image-rendering: pixelated) with their captions,
+ * under each attention figure the weights of its cells as tables (each cell's title
+ * names its query and key), and out/manifest.tsv when there is one and every cell of it
+ * is text (otherwise one line on stderr says why it is left out). Returns 0, or -1 with
+ * one line in err. */
+int report_write_page(const char *out, const report_facts *fx, const report_drawn *drawn,
+                      char *err, size_t n);
 
 /* The directory holding the figure scripts (plots/NAME.gp): $ATTNLAB_PLOTS, or found
  * next to the program (the source tree, or the installed share directory). NULL when

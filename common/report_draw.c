@@ -120,14 +120,74 @@ static const struct figure {
      "Attention weights for one example. Additive attention: row t is where output t "
      "looked; copying gives a diagonal. Transformer: encoder self-attention (every position "
      "sees every position), masked decoder self-attention (the upper triangle is empty: no "
-     "position sees its future) and encoder-decoder attention, per layer and head."},
+     "position sees its future) and encoder-decoder attention, per layer and head. Each "
+     "panel has its own colour scale, from 0 to its largest weight (printed above it), so "
+     "a head that spreads its attention almost evenly still shows its pattern; the tables "
+     "under a figure give every weight."},
     {"gates", {"gates"},
      "LSTM gate activations (input, forget, output) and the cell state over the steps of "
-     "one example: the LSTM's own, step-by-step way of choosing what to keep."},
+     "one example, for the 8 units with the longest memory (the highest mean forget gate, "
+     "sorted): the LSTM's own, step-by-step way of choosing what to keep. The bars under "
+     "them rank every unit by its mean forget gate: few units keep their memory."},
     {"cost", {"cost"},
-     "Cost against length, log-log: measured training time per sequence and analytic "
-     "FLOPs. The recurrence grows like L, attention over all pairs like L squared."},
+     "Cost against length, log-log: the measured training time per sequence (one "
+     "measurement per run and length, median over the runs) and the analytic FLOPs. The "
+     "key gives the slope fitted to each model: near 1 the cost grows like L, near 2 like "
+     "L squared (the grey guides show both). Attention adds a term in L squared, but at "
+     "these lengths the per-token matrix products dominate, so read the measured slopes "
+     "rather than assume L squared."},
 };
+
+/* The captions in Chinese, by script (the page in Chinese shows these). */
+static const struct {
+    const char *script, *caption;
+} captions_zh[] = {
+    {"accuracy",
+     "逐词准确率和整序列准确率随序列长度的变化（各种子的平均值；色带：最小值到最大值）。"
+     "灰色区域是训练长度范围；虚线是随机猜测的水平。可以看到：LSTM 需要把每个符号携带的"
+     "距离越长，准确率就越低，而注意力模型在训练范围内一直保持很高。"},
+    {"positions",
+     "几个长度下每个输出位置的准确率：每个模型在序列的哪里出错。可以看到：当序列超出 LSTM "
+     "的状态能容纳的长度后，它的准确率沿着输出逐步下降，而注意力模型在训练范围内保持平稳。"},
+    {"curves",
+     "训练损失和教师强制下的逐词准确率随训练步数和秒数的变化（实线），以及留出验证集上的"
+     "损失和贪心解码的逐词准确率（虚线）：每个模型按步数和按计算时间学得多快。训练损失下降"
+     "而验证损失上升，就是过拟合。"},
+    {"budget",
+     "验证准确率随训练步数和秒数的变化（对数坐标；各种子的中位数，色带：最小值到最大值）："
+     "最长训练长度上的整序列准确率，以及训练范围内的逐词准确率。两个模型之间的水平距离，"
+     "就是达到同样准确率时一个模型需要多几倍的训练；提前停止的运行按它最后一次验证的结果"
+     "延续。"},
+    {"capacity",
+     "每个设置能复制多远与它的大小的关系：可达长度（到这个长度为止，每个长度的逐词准确率"
+     "都不低于 99%；各种子的中位数，误差线：最小值到最大值）对参数数量作图，同一模型的不同"
+     "设置连成一条线。只有当某个模型在几种大小下训练过时才画（compare --preset capacity）。"},
+    {"attention",
+     "一个例子的注意力权重。加性注意力：第 t 行是输出 t 看向哪里；复制任务给出一条对角线。"
+     "Transformer：编码器自注意力（每个位置都能看到每个位置）、带掩码的解码器自注意力（上"
+     "三角为空：没有位置能看到它的未来）以及编码器-解码器注意力，按层和头分别画出。每个"
+     "面板有自己的颜色刻度，从 0 到它的最大权重（写在面板上方），所以一个几乎平均分配注意力"
+     "的头也能显出它的模式；图下的表格给出每个权重。"},
+    {"gates",
+     "一个例子中 LSTM 的门激活（输入门、遗忘门、输出门）和细胞状态随步数的变化，只画记忆"
+     "最长的 8 个单元（平均遗忘门最高，已排序）：这是 LSTM 自己一步一步选择保留什么的方式。"
+     "下方的条形图把所有单元按平均遗忘门排序：能保持记忆的单元很少。"},
+    {"cost",
+     "代价随长度的变化（双对数坐标）：实测的每个序列的训练时间（每次运行在每个长度上测一次，"
+     "取各次运行的中位数）和解析计算的浮点运算数。图例给出每个模型拟合出的斜率：接近 1 表示"
+     "代价随 L 线性增长，接近 2 表示随 L 的平方增长（灰色参考线画出这两种斜率）。注意力多出"
+     "一个 L 平方的项，但在这些长度上每个词的矩阵乘法占主导，所以要看实测的斜率，而不要"
+     "假定是 L 的平方。"},
+};
+
+/* The Chinese caption of script ("" when there is none). */
+static const char *caption_zh(const char *script)
+{
+    for (size_t k = 0; k < sizeof captions_zh / sizeof captions_zh[0]; k++)
+        if (strcmp(captions_zh[k].script, script) == 0)
+            return captions_zh[k].caption;
+    return "";
+}
 #define N_FIGURES (sizeof figures / sizeof figures[0])
 _Static_assert(N_FIGURES * 4 <= REPORT_MAX_FIGURES, "report_drawn holds every output");
 
@@ -492,6 +552,7 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
             used[k] = 1;
             drawn->fig[drawn->n].name = fig->outputs[o];
             drawn->fig[drawn->n].caption = fig->caption;
+            drawn->fig[drawn->n].caption_zh = caption_zh(fig->script);
             drawn->n++;
             fprintf(f, "%s.gp: wrote %s/figures/%s.png and .svg\n", fig->script, shown,
                     fig->outputs[o]);

@@ -454,10 +454,11 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
     report_drawn drawn;
     char why[1024];
     const int figures = report_draw(out, &fx, &drawn, f, why, sizeof why);
-    if (report_write_page(out, &drawn, err, errn) != 0)
+    if (report_write_page(out, &fx, &drawn, err, errn) != 0)
         goto done;
     char shown[AFILE_PATH_MAX];
-    fprintf(f, "report:  %s/report.html\n", rundir_printable(out, shown, sizeof shown));
+    fprintf(f, "report:  %s/%s\n", rundir_printable(out, shown, sizeof shown),
+            report_page_name());
     if (figures != 0) {
         snprintf(err, errn, "%s", why);
         goto done;

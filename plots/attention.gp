@@ -15,12 +15,14 @@
 #                       source tokens.
 # The Transformer figures are grids: one row per layer, one column per head.
 #
-# Reads. DIR/figure_vars.gp when present (tfm_layers and tfm_heads; without them they
-#        are counted from the files)
+# Reads. DIR/figure_vars.gp when present (models; tfm_layers and tfm_heads, without
+#        which they are counted from the files)
 #        DIR/trace/rnn_attention/alignment.tsv                 (tgt × src)
 #        DIR/trace/transformer/enc_self.l{K}.h{J}.tsv          (src × src)
 #        DIR/trace/transformer/dec_self.l{K}.h{J}.tsv          (tgt × tgt)
 #        DIR/trace/transformer/cross.l{K}.h{J}.tsv             (tgt × src)
+#        (a variant's folder instead, e.g. trace/rnn_attention:cell=lstm/, when models
+#        names the model only with its settings; the title then shows them as flags)
 #        each a labelled matrix: a header row "rows\cols" then the column tokens, then
 #        one row per row token (docs/results-format.md). Layer K and head J count from 0.
 # Writes. DIR/figures/attention_rnn, attention_enc_self, attention_dec_self,
@@ -60,9 +62,31 @@ if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
 # temporary one and moves each figure into DIR/figures once it is complete).
 if (!exists("figs")) { figs = dir."/figures" }
 system("mkdir -p ".shq(figs))
-# Where the matrices are: one folder per model in a comparison, or the one given.
-rnn_dir = exists("trace") ? trace : dir."/trace/rnn_attention"
-tdir    = exists("trace") ? trace : dir."/trace/transformer"
+# A group of runs is named after its model, plus the settings that tell its setups apart
+# ("rnn_attention:cell=lstm"); people read it as the command line said it
+# ("rnn_attention --cell lstm").
+base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
+dashes(k) = strstrt(k, "_") == 0 ? k : k[1:strstrt(k, "_") - 1]."-".dashes(k[strstrt(k, "_") + 1:])
+flag(kv) = strstrt(kv, "=") == 0 ? "--".dashes(kv) : \
+    "--".dashes(kv[1:strstrt(kv, "=") - 1])." ".kv[strstrt(kv, "=") + 1:]
+flags(s) = strstrt(s, ",") == 0 ? flag(s) : \
+    flag(s[1:strstrt(s, ",") - 1])." ".flags(s[strstrt(s, ",") + 1:])
+pretty(m) = strstrt(m, ":") == 0 ? m : base_of(m)." ".flags(m[strstrt(m, ":") + 1:])
+# the same for an enhanced-text title, where _ would start a subscript
+enh(s) = strstrt(s, "_") == 0 ? s : s[1:strstrt(s, "_") - 1]."\\_".enh(s[strstrt(s, "_") + 1:])
+# The group each figure shows: the first of `models` whose model it is (the folder of its
+# trace is named after the group), else the model's own name.
+rnn_group = "rnn_attention"
+tfm_group = "transformer"
+if (exists("models")) {
+    do for [i = words(models):1:-1] {
+        if (base_of(word(models, i)) eq "rnn_attention") { rnn_group = word(models, i) }
+        if (base_of(word(models, i)) eq "transformer") { tfm_group = word(models, i) }
+    }
+}
+# Where the matrices are: one folder per group in a comparison, or the one given.
+rnn_dir = exists("trace") ? trace : dir."/trace/".rnn_group
+tdir    = exists("trace") ? trace : dir."/trace/".tfm_group
 # The corner cell of a matrix file names its axes, "rows\cols" (e.g. "tgt\src").
 corner(f) = system("head -n 1 ".shq(f)." | cut -f 1")
 rows_of(c) = strstrt(c, "\\") > 0 ? c[1:strstrt(c, "\\") - 1] : c
@@ -76,12 +100,14 @@ yname(c) = noun(rows_of(c))." looking (query), top to bottom"
 xshort(c) = "key: ".noun(cols_of(c))."s"
 yshort(c) = "query: ".noun(rows_of(c))."s"
 
-# Attention weights: the palest blue for 0 (nothing looked at), dark blue for 1. Not pure
-# white, so that cells the causal mask removed (not drawn at all) stand out as white.
+# Attention weights: the palest blue for 0 (nothing looked at), dark blue for the largest
+# weight of the panel. Not pure white, so that cells the causal mask removed (not drawn
+# at all) stand out as white. Each panel is plotted as weight / (its largest weight), so
+# one colour bar from 0 to 1 serves every panel; the title says what 1 is.
 set palette defined (0 "#F0F5FB", 0.15 "#DEEBF7", 0.4 "#9ECAE1", 0.7 "#3182BD", 1 "#08306B")
 set cbrange [0:1]
-set cbtics 0, 0.2, 1
-set cblabel "attention weight (each row sums to 1)"
+set cbtics ("0" 0, "¼" 0.25, "½" 0.5, "¾" 0.75, "max" 1)
+set cblabel "weight ÷ the largest weight of the panel"
 set tics out nomirror
 set yrange [*:*] reverse       # the first row (first query) at the top, as in the file
 unset key
@@ -93,13 +119,14 @@ if (!file_exists(f)) {
 } else {
     stats f matrix rowheaders columnheaders nooutput
     n = int(STATS_size_x) > int(STATS_size_y) ? int(STATS_size_x) : int(STATS_size_y)
+    pmax = STATS_max > 0 ? STATS_max : 1
     c = corner(f)
     # Numbers in the cells when they fit; white on dark cells, black on light ones.
     show_values = n <= 12
     # smaller token labels for long examples, so neighbours do not overlap
     tic_font = n <= 24 ? ",12" : n <= 40 ? ",9" : ",7"
     set tics font tic_font
-    ink(v) = v > 0.55 ? 0xFFFFFF : 0x222222
+    ink(v) = v / pmax > 0.55 ? 0xFFFFFF : 0x222222
     do for [fmt in "png svg"] {
         if (fmt eq "png") {
             set terminal pngcairo size 960, 900 font "sans,12" enhanced
@@ -111,19 +138,23 @@ if (!file_exists(f)) {
         set lmargin at screen 0.12; set rmargin at screen 0.80
         set bmargin at screen 0.10; set tmargin at screen 0.84
         set colorbox user origin screen 0.84, screen 0.10 size screen 0.03, screen 0.74
-        set title "rnn\\_attention: additive (Bahdanau) attention α\n" . \
+        # (a title made by a function call is set through a variable: `set title f(x)`
+        # loses the escapes of enhanced text)
+        heading = enh(pretty(rnn_group)).": additive (Bahdanau) attention α\n" . \
             "{/*0.85 rows are output steps t, columns source positions j; " . \
             "row t = α_t, the weights when emitting output t}\n" . \
-            "{/*0.85 a diagonal means output t looks at input t}" font ",14"
+            "{/*0.85 a diagonal means output t looks at input t; " . \
+            sprintf("colour: 0 … %.2f, the largest weight}", pmax)
+        set title heading font ",14"
         set xlabel xname(c)
         set ylabel yname(c)
         if (show_values) {
-            plot f matrix rowheaders columnheaders using 1:2:3 with image, \
+            plot f matrix rowheaders columnheaders using 1:2:($3 / pmax) with image, \
                  f matrix rowheaders columnheaders \
                      using 1:2:($3 < 0.005 ? "" : sprintf("%.2f", $3)):(ink($3)) \
                      with labels tc rgb variable font ",10"
         } else {
-            plot f matrix rowheaders columnheaders using 1:2:3 with image
+            plot f matrix rowheaders columnheaders using 1:2:($3 / pmax) with image
         }
         set output
     }
@@ -149,15 +180,19 @@ do for [kind in "enc_self dec_self cross"] {
     if (R < 1 || C < 1 || !file_exists(first)) {
         print "attention.gp: no ".first." (transformer not traced): skipping attention_".kind
     } else {
-        sub = "{/*0.85 rows are queries (who looks), columns keys (what is looked at); " . \
-              "one panel per layer and head}"
+        sub = "{/*0.85 rows: queries (who looks), columns: keys (what is looked at); " . \
+              "a panel per layer and head, each on its own colour scale}"
+        # the variant, when the comparison names one ("transformer --pos learned")
+        sub = tfm_group eq "transformer" ? sub : \
+              sub."\n{/*0.85 runs of ".enh(pretty(tfm_group))."}"
+        who = "Transformer"
         heading = kind eq "enc_self" ? \
-              "Transformer encoder self-attention: source tokens over source tokens\n".sub : \
+              who." encoder self-attention: source tokens over source tokens\n".sub : \
             kind eq "dec_self" ? \
-              "Transformer decoder self-attention: output steps over output steps\n".sub."\n" . \
+              who." decoder self-attention: output steps over output steps\n".sub."\n" . \
               "{/*0.85 upper triangle empty (white): " . \
               "the causal mask hides the steps that come later}" : \
-              "Transformer cross-attention: output steps over source tokens\n".sub."\n" . \
+              who." cross-attention: output steps over source tokens\n".sub."\n" . \
               "{/*0.85 a diagonal means output t looks at input t}"
         stats first matrix rowheaders columnheaders nooutput
         n = int(STATS_size_x) > int(STATS_size_y) ? int(STATS_size_x) : int(STATS_size_y)
@@ -165,7 +200,8 @@ do for [kind in "enc_self dec_self cross"] {
         # Panel size in pixels grows with the number of tokens so the labels stay legible.
         cell = n <= 12 ? 280 : n <= 24 ? 380 : 520
         tic_font = n <= 12 ? ",11" : n <= 24 ? ",9" : ",7"
-        gap = 70; vgap = 100; left = 120; right = 130; top = 140; bottom = 80
+        gap = 70; vgap = 100; left = 120; right = 150; bottom = 80
+        top = 140 + (tfm_group eq "transformer" ? 0 : 22) + (kind eq "enc_self" ? 0 : 22)
         W = left + C * cell + (C - 1) * gap + right
         if (W < 1000) {
             # room for the title: widen both sides, the grid stays centred
@@ -193,7 +229,13 @@ do for [kind in "enc_self dec_self cross"] {
                     set rmargin at screen 1.0 * (x0 + cell) / W
                     set bmargin at screen 1.0 * y0 / H
                     set tmargin at screen 1.0 * (y0 + cell) / H
-                    set title sprintf("layer %d, head %d", k, j) font ",12"
+                    # this panel's own scale: its largest weight is the darkest blue
+                    pmax = 1
+                    if (file_exists(f)) {
+                        stats f matrix rowheaders columnheaders nooutput
+                        pmax = STATS_max > 0 ? STATS_max : 1
+                    }
+                    set title sprintf("layer %d, head %d  (max %.2f)", k, j, pmax) font ",12"
                     if (j == 0) { set ylabel yshort(c) } else { unset ylabel }
                     if (k == R - 1) { set xlabel xshort(c) } else { unset xlabel }
                     # one colour scale for the whole grid, right of the last column
@@ -213,9 +255,10 @@ do for [kind in "enc_self dec_self cross"] {
                         if (kind eq "dec_self") {
                             # keys after the query ($1 > $2) are masked: draw nothing there
                             plot f matrix rowheaders columnheaders \
-                                using 1:2:($1 > $2 ? NaN : $3) with image
+                                using 1:2:($1 > $2 ? NaN : $3 / pmax) with image
                         } else {
-                            plot f matrix rowheaders columnheaders using 1:2:3 with image
+                            plot f matrix rowheaders columnheaders using 1:2:($3 / pmax) \
+                                with image
                         }
                     }
                 }

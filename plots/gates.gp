@@ -1,15 +1,21 @@
 # gates.gp — inside the LSTM: its gates and cell state over the steps of one example.
 #
-# What it shows. A grid of heat maps, one column for the encoder (reading the source)
-# and one for the decoder (writing the output); one row each for the input gate i_t,
-# the forget gate f_t, the output gate o_t and the cell state c_t. In every panel the
-# x axis is the step (labelled with the token read or written at that step) and the
-# y axis the hidden unit. Gates run from 0 (closed, white) to 1 (open, dark purple);
-# the cell state is signed, blue below 0 and red above, white at 0.
+# What it shows. A handful of hidden units, chosen so that a student can follow each one:
+# the K = 8 units with the longest memory, those whose forget gate is highest on average
+# over every step of the example (encoder and decoder), sorted, the longest memory at
+# the top. A grid of heat maps, one column for the encoder (reading the source) and one
+# for the decoder (writing the output); one row each for the input gate i_t, the forget
+# gate f_t, the output gate o_t and the cell state c_t. In every panel the x axis is the
+# step (labelled with the token read or written at that step) and the y axis the unit.
+# Gates run from 0 (closed, white) to 1 (open, dark purple); the cell state is signed,
+# blue below 0 and red above, white at 0. Under the grid, the mean forget gate of every
+# unit, sorted from the highest down, with the K units shown dark: how rare long memories
+# are among all the units.
 #
 #   c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t      h_t = o_t ⊙ tanh(c_t)
 #
-# Reads. DIR/figure_vars.gp when present (task)
+# Reads. DIR/figure_vars.gp when present (task; models, whose first LSTM group names the
+#        trace folder, e.g. trace/lstm:hidden=256/ in a sweep)
 #        DIR/trace/lstm/enc.gate_i.tsv enc.gate_f.tsv enc.gate_o.tsv enc.cell.tsv
 #                       (src × unit: one row per source step, one column per unit)
 #        DIR/trace/lstm/dec.gate_i.tsv dec.gate_f.tsv dec.gate_o.tsv dec.cell.tsv
@@ -28,8 +34,9 @@
 # step to step, a memory; a forget gate near 0 wipes it. Input gates open on the steps
 # whose token a unit stores. In the cell-state row, look for units that hold a steady
 # colour across the encoder and change colour only in the decoder: they carry a piece of
-# the source to the output. With 128 units and a long source, few units can hold one
-# token each, which is why the LSTM forgets as sequences grow.
+# the source to the output. The bottom panel shows how few units keep their memory: with
+# 128 units and a long source, few units can hold one token each, which is why the LSTM
+# forgets as sequences grow.
 
 if (!exists("dir")) {
     print "usage: gnuplot -e \"dir='results/demo'\" plots/gates.gp"
@@ -47,8 +54,25 @@ shq(s) = "'".shq_body(s)."'"
 file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
 if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
 if (!exists("task")) { task = "" }
-# Where the matrices are: the lstm folder of a comparison, or the one given.
-tdir = exists("trace") ? trace : dir."/trace/lstm"
+# A group of runs is named after its model, plus the settings that tell its setups apart
+# ("lstm:hidden=256"); people read it as the command line said it ("lstm --hidden 256").
+base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
+dashes(k) = strstrt(k, "_") == 0 ? k : k[1:strstrt(k, "_") - 1]."-".dashes(k[strstrt(k, "_") + 1:])
+flag(kv) = strstrt(kv, "=") == 0 ? "--".dashes(kv) : \
+    "--".dashes(kv[1:strstrt(kv, "=") - 1])." ".kv[strstrt(kv, "=") + 1:]
+flags(s) = strstrt(s, ",") == 0 ? flag(s) : \
+    flag(s[1:strstrt(s, ",") - 1])." ".flags(s[strstrt(s, ",") + 1:])
+pretty(m) = strstrt(m, ":") == 0 ? m : base_of(m)." ".flags(m[strstrt(m, ":") + 1:])
+enh(s) = strstrt(s, "_") == 0 ? s : s[1:strstrt(s, "_") - 1]."\\_".enh(s[strstrt(s, "_") + 1:])
+# The first group of `models` that is an LSTM (its trace folder), else plain "lstm".
+group = "lstm"
+if (exists("models")) {
+    do for [i = words(models):1:-1] {
+        if (base_of(word(models, i)) eq "lstm") { group = word(models, i) }
+    }
+}
+# Where the matrices are: the group's folder of a comparison, or the one given.
+tdir = exists("trace") ? trace : dir."/trace/".group
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
 # temporary one and moves each figure into DIR/figures once it is complete).
 if (!exists("figs")) { figs = dir."/figures" }
@@ -69,28 +93,69 @@ if (strlen(missing) > 0) {
     exit
 }
 
-# ---- read the eight matrices --------------------------------------------------------
-# The files have one row per step; the figure wants steps along x, so each matrix is
-# transposed once into a datablock ($enc_gate_i, ...) of (step, unit, value) triples.
+# ---- choose the units ----------------------------------------------------------------
+# The mean forget gate of unit u over every step of both halves; the K highest, sorted.
+stats tdir."/enc.gate_f.tsv" matrix rowheaders columnheaders nooutput
+units = int(STATS_size_x)
+K = units < 8 ? units : 8
+array fmean[units]
+do for [u = 0:units - 1] {
+    stats tdir."/enc.gate_f.tsv" matrix rowheaders columnheaders every ::u::u using 3 nooutput
+    s_enc = STATS_sum; n_enc = STATS_records
+    stats tdir."/dec.gate_f.tsv" matrix rowheaders columnheaders every ::u::u using 3 nooutput
+    fmean[u + 1] = (s_enc + STATS_sum) / (n_enc + STATS_records)
+}
+# chosen[r] is the unit (from 0) of rank r (from 1): K passes of "the largest not taken"
+array chosen[K]
+array taken[units]
+do for [u = 1:units] { taken[u] = 0 }
+do for [r = 1:K] {
+    best = 0
+    do for [u = 1:units] {
+        if (!taken[u] && (best == 0 || fmean[u] > fmean[best])) { best = u }
+    }
+    taken[best] = 1
+    chosen[r] = best - 1
+}
+kth = fmean[chosen[K] + 1]   # the lowest mean among the chosen
+
+# ---- read the chosen rows of the eight matrices ---------------------------------------
+# The files have one row per step and one column per unit; the figure wants steps along
+# x and the chosen units along y, by rank (0 = longest memory, at the top), so each
+# matrix becomes a datablock ($enc_gate_i, ...) of (step, rank, value) triples.
 do for [p in parts] {
     do for [g in kinds] {
         f = tdir."/".p.".".g.".tsv"
         eval sprintf("set table $%s_%s", p, g)
-        plot f matrix rowheaders columnheaders using 2:1:3 with table
+        plot f matrix rowheaders columnheaders every ::chosen[1]::chosen[1] \
+            using 2:(0):3 with table
         unset table
+        do for [r = 2:K] {
+            u = chosen[r]
+            eval sprintf("set table $%s_%s append", p, g)
+            plot f matrix rowheaders columnheaders every ::u::u using 2:(r - 1):3 with table
+            unset table
+        }
     }
 }
-# The tokens of each step (the row labels) and the number of units (columns).
+# Every unit's mean forget gate, sorted from the highest: (rank from 1, mean, chosen?).
+set print $means
+do for [u = 1:units] {
+    above = 0
+    do for [v = 1:units] { above = above + (fmean[v] > fmean[u] || (fmean[v] == fmean[u] && v < u)) }
+    print sprintf("%d\t%.6f\t%d", above + 1, fmean[u], taken[u])
+}
+set print "-"
+# The tokens of each step (the row labels).
 enc_tokens = ""
 dec_tokens = ""
 stats tdir."/enc.gate_i.tsv" every ::1 using (enc_tokens = enc_tokens.strcol(1)." ", 0) nooutput
 stats tdir."/dec.gate_i.tsv" every ::1 using (dec_tokens = dec_tokens.strcol(1)." ", 0) nooutput
-stats tdir."/enc.gate_i.tsv" matrix rowheaders columnheaders nooutput
-units = int(STATS_size_x)
-# One colour scale for the cell state of both halves, symmetric about 0.
-stats tdir."/enc.cell.tsv" matrix rowheaders columnheaders nooutput
+# One colour scale for the cell state of the chosen units in both halves, symmetric
+# about 0.
+stats $enc_cell using 3 nooutput
 cmax = abs(STATS_min) > abs(STATS_max) ? abs(STATS_min) : abs(STATS_max)
-stats tdir."/dec.cell.tsv" matrix rowheaders columnheaders nooutput
+stats $dec_cell using 3 nooutput
 cmax = abs(STATS_min) > cmax ? abs(STATS_min) : cmax
 cmax = abs(STATS_max) > cmax ? abs(STATS_max) : cmax
 cmax = cmax > 0 ? cmax : 1
@@ -103,10 +168,18 @@ part_name(p) = p eq "enc" ? "Encoder" : "Decoder"
 tokens_of(p) = p eq "enc" ? enc_tokens : dec_tokens
 steps_name(p) = p eq "enc" ? "source step (token read)" : "output step (token written)"
 
-# Layout in pixels: 4 rows × 2 columns of panels, colour scales on the right.
-pw = 460; ph = 190; gap = 110; vgap = 85; left = 100; right = 150; top = 120; bottom = 70
+# Layout in pixels: 4 rows × 2 columns of panels (one band of 26 px per unit), colour
+# scales on the right, the overview of every unit at the bottom.
+pw = 480; ph = 26 * K; gap = 130; vgap = 95; left = 110; right = 150; top = 130
+oh = 190; bottom = 80 + oh + 110
 W = left + 2 * pw + gap + right
 H = top + 4 * ph + 3 * vgap + bottom
+lstm_name = group eq "lstm" ? "LSTM" : "LSTM (".enh(pretty(group)).")"
+heading = sprintf("%s: the %d units of %d with the longest memory, over one example", \
+                  lstm_name, K, units) . (strlen(task) > 0 ? " (task ".task.")" : "") . "\n" . \
+          "{/*0.85 units sorted by their mean forget gate, highest at the top; " . \
+          "x: the steps, labelled with their tokens; gates 0 = closed (white) … " . \
+          "1 = open (dark)}"
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
@@ -116,14 +189,12 @@ do for [fmt in "png svg"] {
             name "gates" background rgb "white"
     }
     set output out.".".fmt
-    set multiplot title "LSTM gates and cell state over one example" . \
-        (strlen(task) > 0 ? " (task ".task.")" : "") . "\n" . \
-        "{/*0.85 x: the steps, labelled with their tokens; y: hidden units; " . \
-        "gates 0 = closed (white) … 1 = open (dark)}" \
-        font ",14"
+    set multiplot title heading font ",14"
     set tics out nomirror
-    set ytics autofreq
-    if (units <= 16) { set ytics 1 }
+    # one tic per chosen unit, labelled with its number
+    set ytics () font ",11"
+    do for [r = 1:K] { set ytics add (sprintf("unit %d", chosen[r]) r - 1) }
+    set yrange [K - 0.5:-0.5]
 
     do for [r = 1:4] {
         g = word(kinds, r)
@@ -159,17 +230,38 @@ do for [fmt in "png svg"] {
             toks = tokens_of(p)
             n = words(toks)
             set xrange [-0.5:n - 0.5]
-            set yrange [-0.5:units - 0.5]
             # one tic per step, labelled with its token; smaller type for long examples
             tic_font = n <= 24 ? ",12" : n <= 40 ? ",9" : ",7"
             set xtics () font tic_font
             do for [k = 1:n] { set xtics add (word(toks, k) k - 1) }
             if (r == 4) { set xlabel steps_name(p) } else { unset xlabel }
-            if (c == 1) { set ylabel "hidden unit" } else { unset ylabel }
             eval sprintf("plot $%s_%s using 1:2:3 with image notitle", p, g)
         }
     }
+
+    # ---- every unit's mean forget gate, sorted ------------------------------------------
+    unset colorbox
+    set lmargin at screen 1.0 * left / W
+    set rmargin at screen 1.0 * (left + 2 * pw + gap) / W
+    set bmargin at screen 80.0 / H
+    set tmargin at screen (80.0 + oh) / H
+    set title sprintf("Mean forget gate of all %d units, sorted from the highest " . \
+                      "(dark: the %d shown above)", units, K) font ",12"
+    set xrange [0.5:units + 0.5]
+    set yrange [0:1.05]
+    set xtics autofreq font ",11"
+    set ytics 0, 0.25, 1 font ",11"
+    set grid ytics lc rgb "#D4D4D4" dt 3
+    set xlabel "units, by rank of their mean forget gate"
+    set ylabel "mean f_t"
+    set style fill solid 1.0 noborder
+    set boxwidth 0.8
+    plot $means using 1:($3 > 0 ? NaN : $2) with boxes lc rgb "#BCBDDC" notitle, \
+         $means using 1:($3 > 0 ? $2 : NaN) with boxes lc rgb "#3F007D" notitle
+    unset grid
+    unset ylabel
     unset multiplot
     set output
+    set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
 }
 print "gates.gp: wrote ".out.".png and ".out.".svg"

@@ -304,3 +304,56 @@ size_t ru_count_lines_with(const char *text, const char *what)
         n++;
     return n;
 }
+
+/* ---- pages ------------------------------------------------------------------------------ */
+
+char *ru_slurp_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    ck_assert_ptr_nonnull(buf);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+unsigned char *ru_base64_decode(const char *s, size_t *len)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t k = strspn(s, abc), pad = strspn(s + k, "=");
+    if ((k + pad) % 4 != 0 || pad > 2)
+        return NULL;
+    unsigned char *out = malloc(k * 3 / 4 + 3);
+    ck_assert_ptr_nonnull(out);
+    size_t n = 0;
+    unsigned long acc = 0;
+    for (size_t i = 0; i < k; i++) {
+        acc = acc << 6 | (unsigned long)(strchr(abc, s[i]) - abc);
+        if (i % 4 == 3) {
+            out[n++] = (unsigned char)(acc >> 16);
+            out[n++] = (unsigned char)(acc >> 8);
+            out[n++] = (unsigned char)acc;
+            acc = 0;
+        }
+    }
+    if (k % 4 == 2) /* 12 bits: one byte */
+        out[n++] = (unsigned char)(acc >> 4);
+    else if (k % 4 == 3) /* 18 bits: two bytes */
+        out[n++] = (unsigned char)(acc >> 10), out[n++] = (unsigned char)(acc >> 2);
+    *len = n;
+    return out;
+}

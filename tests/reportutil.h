@@ -81,6 +81,14 @@ const char *ru_line_with(const char *text, const char *what, char *buf, size_t n
 /* How many times what occurs in text. */
 size_t ru_count_lines_with(const char *text, const char *what);
 
+/* A whole file of any size (NUL-terminated; free it), or NULL when it cannot be read;
+ * *len (when not NULL) is its length. For pages, which hold their figures. */
+char *ru_slurp_all(const char *path, size_t *len);
+
+/* The bytes of the base64 text at the start of s (up to the first character that is
+ * neither of its alphabet nor '='); NULL when it is not whole base64. Free it. */
+unsigned char *ru_base64_decode(const char *s, size_t *len);
+
 /* Is gnuplot on the PATH? */
 int ru_have_gnuplot(void);
 

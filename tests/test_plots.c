@@ -14,7 +14,7 @@
  * full disk (RLIMIT_FSIZE), a script that writes half a figure or fails, leave the
  * earlier figures as they were, name the figure and end with status 1 — and report.html
  * shows only the figures the report drew (run directories from tests/fixtures/run/,
- * reportutil.h).
+ * reportutil.h). What the page shows of them is test_page.c's.
  *
  * The source tree is $ATTNLAB_SRC when set, else the current directory (the tests run
  * from the top of the tree). Without gnuplot the suite prints one line and leaves the
@@ -59,16 +59,6 @@ static const char *src_root(void)
 {
     const char *s = getenv("ATTNLAB_SRC");
     return s && *s ? s : ".";
-}
-
-/* 1 when a gnuplot program is on the PATH; otherwise prints, once, why the rendering
- * tests are left out. */
-static int have_gnuplot(void)
-{
-    if (system("command -v gnuplot > /dev/null 2>&1") == 0)
-        return 1;
-    printf("gnuplot not found: skipping figure rendering\n");
-    return 0;
 }
 
 /* Runs a shell command; returns its exit status, or -1 when it did not exit normally. */
@@ -204,6 +194,40 @@ START_TEST(test_no_warnings)
 }
 END_TEST
 
+/* ---- groups named with their settings: the folder of their trace, a readable legend ---- */
+
+START_TEST(test_variants_draw)
+{
+    static const char *const scripts[] = {"accuracy", "positions", "attention", "gates", "cost"};
+    char dir[] = "/tmp/attnlab-plots-XXXXXX", cmd[CMD_LEN], path[PATH_LEN], line[512], *svg;
+    copy_fixture(dir);
+    /* every model as a variant, its rows and its trace folder renamed to match */
+    snprintf(cmd, sizeof cmd, "cd '%s' && sed -i 's/^lstm\t/lstm:hidden=128\t/; "
+             "s/^rnn_attention\t/rnn_attention:cell=lstm\t/; s/^transformer\t/transformer:"
+             "pos=learned,forget_bias=0\t/; s/^models = .*/models = \"lstm:hidden=128 "
+             "rnn_attention:cell=lstm transformer:pos=learned,forget_bias=0\"/' *.tsv "
+             "figure_vars.gp && cd trace && mv lstm lstm:hidden=128 && mv rnn_attention "
+             "rnn_attention:cell=lstm && mv transformer transformer:pos=learned,forget_bias=0",
+             dir);
+    ck_assert_msg(run_shell(cmd) == 0, "%s", cmd);
+    for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+        ck_assert_msg(draw(dir, scripts[i]) == 0, "plots/%s.gp failed: %s", scripts[i],
+                      peek(dir, scripts[i], "err"));
+        snprintf(path, sizeof path, "%s/%s.err", dir, scripts[i]);
+        ck_assert_msg(!has_warning(path, line, sizeof line), "plots/%s.gp warned: %s",
+                      scripts[i], line);
+        ck_assert_msg(!strstr(peek(dir, scripts[i], "out"), "skipping"), "plots/%s.gp did "
+                      "not find the variant's trace: %s", scripts[i], peek(dir, scripts[i], "out"));
+    }
+    snprintf(path, sizeof path, "%s/figures/accuracy.svg", dir); /* legend: flags */
+    ck_assert_msg((svg = ru_slurp(path, NULL)) && strstr(svg, "rnn_attention --cell lstm") &&
+                  strstr(svg, "transformer --pos learned --forget-bias 0"),
+                  "the legend does not name the variants as flags");
+    free(svg);
+    remove_dir(dir);
+}
+END_TEST
+
 /* ---- without traces, the trace figures are skipped, not failed ------------------------- */
 
 START_TEST(test_missing_traces_skip)
@@ -230,7 +254,6 @@ START_TEST(test_missing_traces_skip)
     remove_dir(dir);
 }
 END_TEST
-
 
 /* ---- a folder name a shell would run is only a name ------------------------------------ */
 
@@ -546,10 +569,13 @@ Suite *make_plots_suite(void)
     Suite *s = suite_create("plots");
 
     /* Rendering needs gnuplot; without it these cases are not run (and do not fail). */
-    if (have_gnuplot()) {
+    if (!ru_have_gnuplot()) {
+        printf("gnuplot not found: skipping figure rendering\n");
+    } else {
         TCase *tc = tcase_create("render");
         tcase_add_loop_test(tc, test_script_draws, 0, N_FIGURE_CASES);
         tcase_add_test(tc, test_no_warnings);
+        tcase_add_test(tc, test_variants_draw);
         tcase_add_loop_test(tc, test_missing_traces_skip, 0, N_FIGURE_CASES);
         tcase_add_loop_test(tc, test_paths_are_quoted_for_the_shell, 0, N_FIGURE_CASES);
         tcase_set_timeout(tc, 120);
