@@ -54,10 +54,35 @@ if (!exists("STATS_records") || STATS_records == 0) {
 }
 system("mkdir -p ".shq(figs))
 
-colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
-            m eq "transformer" ? "#009E73" : "#CC79A7"
+# One colour per group, the same in every figure (Okabe–Ito, safe for colour blindness):
+# a model's own colour for its first group, the spare colours for its variants. A group
+# is named after its model plus the settings that tell its setups apart
+# ("rnn_attention:cell=lstm"); legends write it as the command line says it
+# ("rnn_attention --cell lstm").
+base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
+dashes(k) = strstrt(k, "_") == 0 ? k : k[1:strstrt(k, "_") - 1]."-".dashes(k[strstrt(k, "_") + 1:])
+flag(kv) = strstrt(kv, "=") == 0 ? "--".dashes(kv) : \
+    "--".dashes(kv[1:strstrt(kv, "=") - 1])." ".kv[strstrt(kv, "=") + 1:]
+flags(s) = strstrt(s, ",") == 0 ? flag(s) : \
+    flag(s[1:strstrt(s, ",") - 1])." ".flags(s[strstrt(s, ",") + 1:])
+pretty(m) = strstrt(m, ":") == 0 ? m : base_of(m)." ".flags(m[strstrt(m, ":") + 1:])
+own_colour(b) = b eq "lstm" ? "#D55E00" : b eq "rnn_attention" ? "#0072B2" : \
+                b eq "transformer" ? "#009E73" : ""
+spare = "#CC79A7 #E69F00 #56B4E9 #000000 #999999"
 n_models = words(models)
 model(i) = word(models, i)
+array hue[n_models]
+spares = 0
+do for [i = 1:n_models] {
+    first = 1
+    do for [j = 1:i - 1] { if (base_of(model(j)) eq base_of(model(i))) { first = 0 } }
+    if (first && own_colour(base_of(model(i))) ne "") {
+        hue[i] = own_colour(base_of(model(i)))
+    } else {
+        spares = spares + 1
+        hue[i] = word(spare, (spares - 1) % words(spare) + 1)
+    }
+}
 of(i, col) = strcol("model") eq model(i) ? column(col) : NaN
 
 band = "fs transparent solid 0.22 noborder"
@@ -102,9 +127,9 @@ do for [fmt in "png svg"] {
                 set ylabel sprintf("token accuracy, L = %d–%d (greedy)", train_min, train_max)
             }
             plot for [i = 1:n_models] data using x:(of(i, lo)):(of(i, hi)) \
-                     with filledcurves @band lc rgb colour(model(i)) notitle, \
+                     with filledcurves @band lc rgb hue[i] notitle, \
                  for [i = 1:n_models] data using x:(of(i, md)) \
-                     with @mid lc rgb colour(model(i)) notitle
+                     with @mid lc rgb hue[i] notitle
         }
     }
 
@@ -114,7 +139,7 @@ do for [fmt in "png svg"] {
     set bmargin at screen 0.0;  set tmargin at screen 0.05
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
-    plot for [i = 1:n_models] NaN with @mid lc rgb colour(model(i)) title model(i)
+    plot for [i = 1:n_models] NaN with @mid lc rgb hue[i] title pretty(model(i))
 
     unset multiplot
     set output

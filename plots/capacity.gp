@@ -53,6 +53,15 @@ system("mkdir -p ".shq(figs))
 colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
             m eq "transformer" ? "#009E73" : "#CC79A7"
 bases = "lstm rnn_attention transformer"
+# A setup is named after its model plus the setting that tells it apart
+# ("lstm:hidden=64"); labels write it as the command line says it ("lstm --hidden 64").
+base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
+dashes(k) = strstrt(k, "_") == 0 ? k : k[1:strstrt(k, "_") - 1]."-".dashes(k[strstrt(k, "_") + 1:])
+flag(kv) = strstrt(kv, "=") == 0 ? "--".dashes(kv) : \
+    "--".dashes(kv[1:strstrt(kv, "=") - 1])." ".kv[strstrt(kv, "=") + 1:]
+flags(s) = strstrt(s, ",") == 0 ? flag(s) : \
+    flag(s[1:strstrt(s, ",") - 1])." ".flags(s[strstrt(s, ",") + 1:])
+pretty(m) = strstrt(m, ":") == 0 ? m : base_of(m)." ".flags(m[strstrt(m, ":") + 1:])
 of(b, col) = strcol("base") eq b ? column(col) : NaN
 
 do for [fmt in "png svg"] {
@@ -83,8 +92,8 @@ do for [fmt in "png svg"] {
          for [b in bases] data using "params":(of(b, "reach_median")): \
              (of(b, "reach_min")):(of(b, "reach_max")) \
              with yerrorbars pt 7 ps 1.3 lc rgb colour(b) title b, \
-         data using "params":"reach_median":(stringcolumn("model")) \
-             with labels offset 0, -1.2 font ",10" tc rgb "#444444" notitle, \
+         data using "params":"reach_median":(pretty(stringcolumn("model"))) \
+             with labels offset 0, -1.2 font ",10" tc rgb "#444444" noenhanced notitle, \
          train_max with lines dt 2 lw 1.5 lc rgb "#444444" notitle
     unset label 1
     set output

@@ -50,11 +50,35 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
-# One colour per model, the same in every figure (Okabe–Ito, safe for colour blindness).
-colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
-            m eq "transformer" ? "#009E73" : "#CC79A7"
+# One colour per group, the same in every figure (Okabe–Ito, safe for colour blindness):
+# a model's own colour for its first group, the spare colours for its variants. A group
+# is named after its model plus the settings that tell its setups apart
+# ("rnn_attention:cell=lstm"); legends write it as the command line says it
+# ("rnn_attention --cell lstm").
+base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
+dashes(k) = strstrt(k, "_") == 0 ? k : k[1:strstrt(k, "_") - 1]."-".dashes(k[strstrt(k, "_") + 1:])
+flag(kv) = strstrt(kv, "=") == 0 ? "--".dashes(kv) : \
+    "--".dashes(kv[1:strstrt(kv, "=") - 1])." ".kv[strstrt(kv, "=") + 1:]
+flags(s) = strstrt(s, ",") == 0 ? flag(s) : \
+    flag(s[1:strstrt(s, ",") - 1])." ".flags(s[strstrt(s, ",") + 1:])
+pretty(m) = strstrt(m, ":") == 0 ? m : base_of(m)." ".flags(m[strstrt(m, ":") + 1:])
+own_colour(b) = b eq "lstm" ? "#D55E00" : b eq "rnn_attention" ? "#0072B2" : \
+                b eq "transformer" ? "#009E73" : ""
+spare = "#CC79A7 #E69F00 #56B4E9 #000000 #999999"
 n_models = words(models)
 model(i) = word(models, i)
+array hue[n_models]
+spares = 0
+do for [i = 1:n_models] {
+    first = 1
+    do for [j = 1:i - 1] { if (base_of(model(j)) eq base_of(model(i))) { first = 0 } }
+    if (first && own_colour(base_of(model(i))) ne "") {
+        hue[i] = own_colour(base_of(model(i)))
+    } else {
+        spares = spares + 1
+        hue[i] = word(spare, (spares - 1) % words(spare) + 1)
+    }
+}
 # A row belongs to model i when its first column names it; other rows give NaN (no point).
 of(i, col) = strcol("model") eq model(i) ? column(col) : NaN
 
@@ -102,11 +126,11 @@ do for [fmt in "png svg"] {
         set label 1 sprintf("uniform guess: ln %d ≈ %.2f", symbols, guess) \
             at graph 0.98, first guess offset 0, 0.7 right tc rgb "#444444"
         plot for [i = 1:n_models] data using x:(of(i, "loss_min")):(of(i, "loss_max")) \
-                 with filledcurves @band lc rgb colour(model(i)) notitle, \
+                 with filledcurves @band lc rgb hue[i] notitle, \
              for [i = 1:n_models] data using x:(of(i, "loss_mean")) \
-                 with @mean lc rgb colour(model(i)) notitle, \
+                 with @mean lc rgb hue[i] notitle, \
              for [i = 1:n_models] data using x:(of(i, "val_loss_mean")) \
-                 with @held lc rgb colour(model(i)) notitle, \
+                 with @held lc rgb hue[i] notitle, \
              guess with lines dt 3 lw 1.5 lc rgb "#444444" notitle
         unset logscale y
 
@@ -118,11 +142,11 @@ do for [fmt in "png svg"] {
         set label 1 sprintf("chance = 1/%d", symbols) \
             at graph 0.98, first chance offset 0, 0.7 right tc rgb "#444444"
         plot for [i = 1:n_models] data using x:(of(i, "acc_min")):(of(i, "acc_max")) \
-                 with filledcurves @band lc rgb colour(model(i)) notitle, \
+                 with filledcurves @band lc rgb hue[i] notitle, \
              for [i = 1:n_models] data using x:(of(i, "acc_mean")) \
-                 with @mean lc rgb colour(model(i)) notitle, \
+                 with @mean lc rgb hue[i] notitle, \
              for [i = 1:n_models] data using x:(of(i, "val_acc_mean")) \
-                 with @held lc rgb colour(model(i)) notitle, \
+                 with @held lc rgb hue[i] notitle, \
              chance with lines dt 2 lw 1.5 lc rgb "#444444" notitle
     }
 
@@ -133,7 +157,7 @@ do for [fmt in "png svg"] {
     set bmargin at screen 0.0;  set tmargin at screen 0.05
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
-    plot for [i = 1:n_models] NaN with @mean lc rgb colour(model(i)) title model(i), \
+    plot for [i = 1:n_models] NaN with @mean lc rgb hue[i] title pretty(model(i)), \
          NaN with lines lw 2 lc rgb "#444444" title "training (teacher-forced)", \
          NaN with @held lc rgb "#444444" title "validation (greedy, held out)"
 
