@@ -10,8 +10,8 @@ defaults of each model in C), batch 32, on the copy task (source L random symbol
 target = source, decoder input = BOS then the target shifted right):
     a training step: zero_grad, forward, mean cross-entropy, backward,
         clip_grad_norm_(1.0), Adam(lr 1e-3) step — what one step of `attnlab train` does;
-    greedy decoding of the batch, exactly L steps (for the transformer, the decoder on
-        the whole prefix at every step: nn.Transformer has no key/value cache).
+    greedy decoding of the batch in eval mode, exactly L steps (for the transformer, the
+        decoder on the whole prefix at every step: nn.Transformer has no key/value cache).
 Method: --warm untimed steps, then --reps repetitions, each of as many steps as last
 at least --min-time seconds; the figure is batch / the median time of one step
 (sequences per second), with the fastest and slowest repetition beside it. The thread
@@ -85,6 +85,7 @@ def main():
     import torch
     import torch.nn.functional as F
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     import twin as twins
 
     torch.set_num_threads(a.threads)
@@ -113,6 +114,7 @@ def main():
                 med, lo, hi = timeit(step, a.warm, a.reps, a.min_time)
                 print(f"{name:<14} {dname:<5} {'train':<7} {L:>4} {a.batch / med:>9.1f} "
                       f"{med * 1e3:>9.2f}  {lo * 1e3:.2f} .. {hi * 1e3:.2f}", flush=True)
+            m.eval()  # decoding as a user would run it (nn.Transformer may take its fast path)
             for L in a.infer_lens:
                 src, _, _ = copy_batch(torch, a.batch, L, V)
                 med, lo, hi = timeit(lambda: m.greedy(src, L), 1, a.reps, a.min_time)

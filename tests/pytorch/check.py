@@ -33,6 +33,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 import torch                      # noqa: E402  (after the path: twin and checkpoint)
 import torch.nn.functional as F   # noqa: E402
