@@ -42,6 +42,7 @@ import checkpoint                 # noqa: E402
 import twin as twins              # noqa: E402
 
 TOL = 1e-9
+MARKER = ".attnlab-twin-work"  # marks a --work directory as this script's to empty
 CONTROL_DELTA = 1e-6
 B, TS, TT, SEED = 3, 7, 5, 20251
 
@@ -165,6 +166,16 @@ def perturb(twin, name, delta):
     return False
 
 
+def run(cmd):
+    """Runs cmd; a failure raises RuntimeError with the program, its status and its last
+    line on stderr."""
+    p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        last = p.stderr.strip().splitlines()[-1:] or ["(nothing on stderr)"]
+        raise RuntimeError(f"{' '.join(cmd[:2])} ... exited with status {p.returncode}: "
+                           f"{last[0]}")
+
+
 # ---- one variant ---------------------------------------------------------------------------------
 
 def check_variant(a, label, model, flags, control, work):
@@ -173,7 +184,7 @@ def check_variant(a, label, model, flags, control, work):
     run_dir = os.path.join(work, slug)
     cmd = [a.attnlab, "train", "--model", model] + SIZES[model] + flags + TRAIN + \
         ["--out", run_dir]
-    subprocess.run(cmd, check=True)
+    run(cmd)
     ckpt = checkpoint.read(os.path.join(run_dir, "model.ckpt"))
     twin = twins.from_config(ckpt.model, ckpt.config)
     checkpoint.load_into(twin, ckpt)
@@ -181,8 +192,7 @@ def check_variant(a, label, model, flags, control, work):
     src, dec_in, tgt = make_batch(V, SEED)
     batch_path, out_path = os.path.join(run_dir, "batch.tsv"), os.path.join(run_dir, "grads.tsv")
     write_batch(batch_path, src, dec_in, tgt)
-    subprocess.run([a.grads, os.path.join(run_dir, "model.ckpt"), batch_path, out_path],
-                   check=True)
+    run([a.grads, os.path.join(run_dir, "model.ckpt"), batch_path, out_path])
     c = read_attnlab(out_path)
 
     moved = a.perturb and perturb(twin, a.perturb, CONTROL_DELTA)
@@ -260,6 +270,21 @@ def check_refusals(a, run_dir):
     return failures
 
 
+def prepare_work(parser, work):
+    """Empties --work DIR for a new round, but only a directory this script made (it leaves
+    a marker there): any other directory that holds files is refused, never emptied."""
+    marker = os.path.join(work, MARKER)
+    if os.path.isdir(work) and os.listdir(work) and not os.path.exists(marker):
+        parser.error(f"--work {work}: the directory holds files this script did not write "
+                     f"(accepted: a new or empty directory, or one an earlier --work made)")
+    if os.path.exists(work) and not os.path.isdir(work):
+        parser.error(f"--work {work}: not a directory (accepted: a new or empty directory)")
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    open(marker, "w").close()
+
+
 def main():
     p = argparse.ArgumentParser(description="Compare attnlab with its PyTorch twin.")
     p.add_argument("--attnlab", default="build/attnlab", help="the attnlab program")
@@ -278,14 +303,19 @@ def main():
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     work = a.work or tempfile.mkdtemp(prefix="attnlab-twin-")
     if a.work:
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
+        prepare_work(p, work)
     try:
         failures, last = 0, None
         for label, model, flags, control in VARIANTS:
-            f, last = check_variant(a, label, model, flags, control, work)
+            try:
+                f, run_dir = check_variant(a, label, model, flags, control, work)
+                last = run_dir
+            except (OSError, RuntimeError, checkpoint.CheckpointError, ValueError) as e:
+                print(f"{label}: FAILED before the comparison: {e}")
+                f = 1
             failures += f
-        failures += check_refusals(a, last)
+        if last:
+            failures += check_refusals(a, last)
     finally:
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)

@@ -83,14 +83,16 @@ static int parse_tokens(int *out, size_t count, const char *cell, size_t V, cons
         char *end;
         errno = 0;
         long v = strtol(p, &end, 10);
-        if (end == p) {
+        if (*p == '\0') {
             snprintf(err, n, "%s: %s holds %zu tokens where rows·cols = %zu are needed", path,
                      what, i, count);
             return -1;
         }
-        if (errno != 0 || v < 0 || (size_t)v >= V || (*end != ' ' && *end != '\0')) {
+        const int whole = end != p && (*end == ' ' || *end == '\0');
+        if (!whole || errno != 0 || v < 0 || (size_t)v >= V) {
+            const size_t word = strcspn(p, " "); /* the whole offending word */
             snprintf(err, n, "%s: %s token %zu '%.*s' is not accepted (accepted: a whole "
-                     "number 0 to %zu)", path, what, i, (int)(end - p), p, V - 1);
+                     "number 0 to %zu)", path, what, i, (int)(word < 32 ? word : 32), p, V - 1);
             return -1;
         }
         out[i] = (int)v;
