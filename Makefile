@@ -83,7 +83,8 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BIN      := $(BUILD)/attnlab
 TEST_BIN := $(BUILD)/attnlab-tests
 
-.PHONY: all check check-fast check-compilers demo bench fuzz valgrind clean install uninstall deps
+.PHONY: all check check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
+        uninstall deps
 
 # Build the attnlab program.
 all: $(BIN)
@@ -131,6 +132,27 @@ check-compilers: deps
 	  $(CLANG_BUILD)/attnlab $(CLANG_BUILD)/attnlab-tests
 	CK_RUN_SUITE=models CK_RUN_CASE=golden ATTNLAB=$(CLANG_BUILD)/attnlab $(CLANG_BUILD)/attnlab-tests
 	CK_EXCLUDE_TAGS=slow ATTNLAB=$(CLANG_BUILD)/attnlab $(CLANG_BUILD)/attnlab-tests
+
+# ---- the PyTorch twin (tests/pytorch/) --------------------------------------------------
+# twin-grads loads a checkpoint and writes attnlab's loss, gradients and greedy tokens on
+# one batch; check.py trains a small model of every kind and variant with attnlab and
+# holds the twin (tests/pytorch/twin.py, float64) to them. Needs Debian's python3-torch,
+# which runs with /usr/bin/python3 (PYTHON overrides it).
+PYTHON   ?= /usr/bin/python3
+TWIN_BIN := $(BUILD)/tests/pytorch/twin-grads
+
+$(TWIN_BIN): $(BUILD)/tests/pytorch/grads.o $(BUILD)/registry.o $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
+
+# Compare every model and variant with its PyTorch twin: loss and gradients to 1e-9, the
+# same greedy tokens (skipped, with one line, when python3-torch is not installed).
+check-pytorch:
+	@if ! $(PYTHON) -c 'import torch' >/dev/null 2>&1; then \
+	  echo "python3-torch not installed: skipping the PyTorch comparison (apt-get install python3-torch)"; \
+	else \
+	  $(MAKE) --no-print-directory $(BIN) $(TWIN_BIN) && \
+	  $(PYTHON) tests/pytorch/check.py --attnlab $(BIN) --grads $(TWIN_BIN); \
+	fi
 
 # Install what is missing, build, then run the quick comparison of the three models into
 # results/demo/ (tables, figures, report.html; about five minutes on two cores).
@@ -208,4 +230,5 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/attnlab $(DESTDIR)$(PREFIX)/share/man/man1/attnlab.1
 	rm -rf $(DESTDIR)$(PREFIX)/share/attnlab
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/attnlab.d $(BUILD)/registry.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/attnlab.d $(BUILD)/registry.d \
+         $(BUILD)/tests/pytorch/grads.d
