@@ -1,6 +1,6 @@
 /* lstm_model.c — the model `lstm`: embedding → LSTM encoder → its final (h, c) starts the
  * LSTM decoder → linear layer to the vocabulary (Sutskever, Vinyals & Le 2014, without
- * their deep stacks; the PyTorch twin is LSTMSeq2Seq in shared/reference/models.py).
+ * their deep stacks; the PyTorch twin is Lstm in tests/pytorch/twin.py).
  *
  * Three structs, three concerns: the configuration (struct model's cfg), the weights
  * (lstm_params: views into the arena, once for values w and once for gradients g) and
@@ -548,7 +548,7 @@ static int lstm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out,
  * forward, each of the Ts + Tt steps: x·Wxᵀ (2·4H·E) and h·Whᵀ (2·4H·H); each of the Tt
  * decoder steps: h·out.Wᵀ (2·(V+1)·H). Backward forms two products per forward product
  * (the input gradient and the weight gradient) of the same size, so a training step costs
- * 3× the forward — the count shared/reference/bench_torch.py uses. */
+ * 3× the forward. */
 static double lstm_flops(const config *c, size_t Ts, size_t Tt)
 {
     const double E = (double)c->embed, H = (double)c->hidden, V = (double)config_vocab(c);

@@ -11,8 +11,8 @@
  * The model. Embedding (enc.embed) → GRU encoder, every state h_1..h_Ts kept as keys and
  * values → decoder s_t = GRU([emb(y_{t−1}); c_t], s_{t−1}) with s_0 = h_Ts and c_t the
  * attention over h_1..h_Ts with query s_{t−1} → logits_t = out.W [s_t; c_t] + out.b over
- * all V tokens (Bahdanau, Cho & Bengio 2015). The PyTorch twin is GRUAttnSeq2Seq in
- * shared/reference/models.py.
+ * all V tokens (Bahdanau, Cho & Bengio 2015). The PyTorch twin is RnnAttention in
+ * tests/pytorch/twin.py (`make check-pytorch` compares the two).
  * With cell lstm both GRUs become LSTMs (lstm/lstm.h) and s_0 = (h_Ts, c_Ts): everything
  * else is model `lstm`, so attention is the only difference (the controlled experiment).
  * The two cells sit behind one table (rnnattn_cell, rnnattn_cell.c), chosen once when the

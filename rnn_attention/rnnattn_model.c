@@ -92,7 +92,8 @@ static void rnnattn_defaults(config *c)
     snprintf(c->cell, sizeof c->cell, "%s", "gru");
     c->forget_bias = 1.0; /* read by the LSTM cell only, as in model lstm */
     c->emb_init = 1.0;    /* N(0, 1), as PyTorch's nn.Embedding */
-    /* the recipe of shared/reference/train_copy.py */
+    /* Adam at 1e-3: the model reaches the target within a few thousand steps at it
+     * (docs/compare.md, "Recipes") */
     c->lr = 1e-3;
     c->clip = 1.0;
     c->batch = 32;
@@ -292,7 +293,7 @@ static size_t rnnattn_n_params(const config *c)
 }
 
 /* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored),
- * as shared/reference/bench_torch.py counts them. Forward:
+ * the usual count of a GEMM's cost. Forward:
  *   each of the Ts encoder steps: x·Wxᵀ (GH·E), h·Whᵀ (GH·H), its key W_k h (A·H);
  *   each of the Tt decoder steps: [emb; c]·Wxᵀ (GH·(E+H)), s·Whᵀ (GH·H), the query W_q s
  *   (A·H), the scores vᵀu over the source (Ts·A), the context Σ α h (Ts·H), the output

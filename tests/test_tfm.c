@@ -1693,7 +1693,7 @@ START_TEST(test_canonical_sizes)
     model *m = tfm_ops.alloc(&c);
     ck_assert_ptr_nonnull(m);
     /* nn.Transformer(64, 4, 2, 2, 256) + two (11, 64) embeddings + Linear(64, 11), as
-     * counted by shared/reference/models.py */
+     * counted by PyTorch for the twin of tests/pytorch/twin.py */
     ck_assert_uint_eq(m->params.size, 235851);
     /* bench_torch.py's analytic count: forward matmul FLOPs per (source + target) token,
      * times 3 for training, times L tokens */

@@ -95,8 +95,8 @@ void tfm_embed_backward(gsl_matrix *dE, gsl_matrix *dP, const gsl_matrix *dX,
 
 /* ---- the size table ------------------------------------------------------------------ */
 
-/* Every tensor of the model, in arena order. The correspondence with the reference
- * (shared/reference/models.py): enc_emb, dec_emb ↔ enc_emb, dec_emb; enc.l ↔
+/* Every tensor of the model, in arena order. The correspondence with the PyTorch twin
+ * (tests/pytorch/twin.py, built on nn.Transformer): enc_emb, dec_emb ↔ enc_emb, dec_emb; enc.l ↔
  * tf.encoder.layers.l (ln1 = norm1, attn = self_attn, ln2 = norm2, ff = linear1/linear2);
  * dec.l ↔ tf.decoder.layers.l (self = self_attn, cross = multihead_attn, ln3 = norm3);
  * enc_norm, dec_norm ↔ tf.encoder.norm, tf.decoder.norm; out ↔ out. */
