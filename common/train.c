@@ -79,15 +79,16 @@ int train_val_update(train_best *best, const config *c, size_t step, double seco
     /* the weights: the first validation is the best so far; later ones must add
      * min_delta */
     const int first = best->step == 0;
-    if (first || token_acc >= best->token_acc + c->min_delta) {
+    /* the target needs no min_delta: below it the best was, at it nothing is left */
+    const int reached = c->stop_acc > 0 && token_acc >= c->stop_acc;
+    if (first || reached || token_acc >= best->token_acc + c->min_delta) {
         best->step = step;
         best->token_acc = token_acc;
         best->loss = loss;
         best->seconds = seconds;
         if (best->w)
             memcpy(best->w, w, n * sizeof *w);
-        /* nothing left to learn: the target reached is also the best so far */
-        if (c->stop_acc > 0 && token_acc >= c->stop_acc)
+        if (reached) /* nothing left to learn */
             return TRAIN_TARGET;
     }
     /* the plateau: the mean of the last val_window validations must keep rising by

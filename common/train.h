@@ -97,8 +97,9 @@ enum {
 
 /* Feeds one validation to the stopping rule: updates best (copying the weights w of n
  * doubles into best->w when this one is better: at least min_delta more token accuracy
- * than the best so far, or the first) and returns the verdict: TRAIN_TARGET when this
- * validation is the best and its token accuracy reaches stop_acc > 0; TRAIN_PLATEAU after
+ * than the best so far, the first, or one reaching stop_acc > 0, which every earlier
+ * one fell short of) and returns the verdict: TRAIN_TARGET when this validation's token
+ * accuracy reaches stop_acc > 0 (it is then the best); TRAIN_PLATEAU after
  * patience > 0 validations in a row in which the mean token accuracy of the last
  * val_window validations never rose min_delta above its best; else TRAIN_GO_ON. With
  * val_window 1 the mean is the validation itself. */

@@ -225,9 +225,9 @@ START_TEST(stopping_rule)
 }
 END_TEST
 
-/* The target: the first validation that is the best and reaches stop_acc stops the run
- * (TRAIN_TARGET) and is kept; one that reaches it without being an improvement over the
- * best by min_delta does not stop it; stop_acc 0 never stops. */
+/* The target: the first validation that reaches stop_acc stops the run (TRAIN_TARGET)
+ * and is kept, even when it adds less than min_delta to the best (every earlier one fell
+ * short of the target, so it is the best); stop_acc 0 never stops. */
 START_TEST(stopping_target)
 {
     config c;
@@ -240,11 +240,13 @@ START_TEST(stopping_target)
     ck_assert_int_eq(train_val_update(&b, &c, 100, 1.0, 0.5, 2.0, w, 1), TRAIN_GO_ON);
     ck_assert_int_eq(train_val_update(&b, &c, 200, 2.0, 0.895, 1.0, w, 1), TRAIN_GO_ON);
     w[0] = 3;
-    ck_assert_int_eq(train_val_update(&b, &c, 300, 3.0, 0.9, 0.5, w, 1), TRAIN_GO_ON);
-    ck_assert_uint_eq(b.step, 200); /* 0.9 < 0.895 + min_delta: no improvement, no stop */
-    ck_assert_int_eq(train_val_update(&b, &c, 400, 4.0, 0.95, 0.4, w, 1), TRAIN_TARGET);
+    ck_assert_int_eq(train_val_update(&b, &c, 300, 3.0, 0.899, 0.5, w, 1), TRAIN_GO_ON);
+    ck_assert_uint_eq(b.step, 200); /* below the target and below 0.895 + min_delta */
+    w[0] = 4;
+    /* 0.9 < 0.895 + min_delta, yet it reaches the target: kept, and the run stops */
+    ck_assert_int_eq(train_val_update(&b, &c, 400, 4.0, 0.9, 0.4, w, 1), TRAIN_TARGET);
     ck_assert_uint_eq(b.step, 400);
-    ck_assert(kept[0] == 3);
+    ck_assert(kept[0] == 4);
     train_best fresh = {0};
     c.stop_acc = 0;
     ck_assert_int_eq(train_val_update(&fresh, &c, 100, 1.0, 1.0, 0.0, NULL, 0), TRAIN_GO_ON);
