@@ -196,7 +196,7 @@ $(FUZZ_BUILD)/registry.o: attnlab.c
 
 .SECONDARY: $(FUZZ_OBJ)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(ALL_LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^) $(ALL_LDLIBS)
 # headers the objects and the harnesses include (-MMD): a changed header rebuilds them
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%.d)
 
