@@ -76,10 +76,10 @@ void cmd_compare_help(void)
     char models[256];
     args_all_models(models, sizeof models);
     printf(
-        "Usage: attnlab compare [--preset smoke|quick|full|capacity] [--task NAME] [--models LIST]\n"
-        "                       [--seeds N] [--train-len MIN:MAX] [--eval-lengths SPEC]\n"
-        "                       [--steps N] [--batch N] [--samples N] [--jobs N]\n"
-        "                       [--out DIR] [--print-jobs]\n"
+        "Usage: attnlab compare [--preset smoke|quick|full|capacity] [--task NAME]\n"
+        "                       [--models LIST] [--seeds N] [--train-len MIN:MAX]\n"
+        "                       [--eval-lengths SPEC] [--steps N] [--batch N]\n"
+        "                       [--samples N] [--jobs N] [--out DIR] [--print-jobs]\n"
         "\n"
         "Trains every model x seed as an independent run (the same training sequences for\n"
         "every model of a seed: same seed, steps and batch size; each model with its own\n"
@@ -231,8 +231,8 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
                                     "(accepted here: --task, --steps, --batch, --symbols, "
                                     "--threads, --log-every, --patience, --min-delta, "
                                     "--val-samples, --stop-acc, --val-window, "
-                                    "--lr-schedule, --lr-floor; train one model with attnlab train to "
-                                    "change its sizes)", name);
+                                    "--lr-schedule, --lr-floor; train one model with "
+                                    "attnlab train to change its sizes)", name);
     }
     p->ps = DEFAULT_PRESET;
     const char *name;
@@ -292,22 +292,19 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     return 0;
 }
 
-/* Writes x into buf (32 bytes) in the fewest significant digits that read back as the
- * same double (0.1, not 0.10000000000000001), so a job's command is what a person would
- * type and still passes on exactly the value compare holds. Returns buf. */
-static const char *shortest(double x, char buf[static 32])
+/* The value of setting name in c as config.tsv writes it (config_format: a double in the
+ * fewest digits that read back as itself, 0.1 rather than 0.10000000000000001), so a
+ * job's command is what a person would type and passes on exactly the value compare
+ * holds. Returns buf. */
+static const char *setting_text(const config *c, const char *name, char buf[static 64])
 {
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x)
-            break;
-    }
+    config_format(c, config_find(name), buf, 64);
     return buf;
 }
 
-/* Fills the job list: seed-major, setups in order (models in the order given), each with the complete
- * train command of its run. Returns 0, or -1 when memory runs out or a command needs
- * more than COMPARE_MAX_ARGS arguments. */
+/* Fills the job list: seed-major, setups in order (models in the order given), each with
+ * the complete train command of its run. Returns 0, or -1 when memory runs out or a
+ * command needs more than COMPARE_MAX_ARGS arguments. */
 static int make_jobs(const compare_plan *p, compare_job *jl)
 {
     const config *c = &p->c;
@@ -321,7 +318,7 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
         strcat(trace, w);
     }
     int bad = 0;
-    char num[3][32];
+    char num[3][64];
     for (size_t s = 0; s < p->seeds; s++)
         for (size_t m = 0; m < p->ns; m++) {
             const struct setup *u = &p->setup[m];
@@ -345,11 +342,11 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
             bad |= compare_job_arg(j, "--threads=%zu", c->threads);
             bad |= compare_job_arg(j, "--log-every=%zu", c->log_every);
             bad |= compare_job_arg(j, "--patience=%zu", c->patience);
-            bad |= compare_job_arg(j, "--min-delta=%s", shortest(c->min_delta, num[0]));
-            bad |= compare_job_arg(j, "--stop-acc=%s", shortest(c->stop_acc, num[1]));
+            bad |= compare_job_arg(j, "--min-delta=%s", setting_text(c, "min_delta", num[0]));
+            bad |= compare_job_arg(j, "--stop-acc=%s", setting_text(c, "stop_acc", num[1]));
             bad |= compare_job_arg(j, "--val-window=%zu", c->val_window);
             bad |= compare_job_arg(j, "--lr-schedule=%s", c->lr_schedule);
-            bad |= compare_job_arg(j, "--lr-floor=%s", shortest(c->lr_floor, num[2]));
+            bad |= compare_job_arg(j, "--lr-floor=%s", setting_text(c, "lr_floor", num[2]));
             bad |= compare_job_arg(j, "--val-samples=%zu", c->val_samples);
             bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
             bad |= compare_job_arg(j, "--samples=%zu", p->samples);
