@@ -109,6 +109,21 @@ static int same_setup(const config *a, const config *b)
     return 1;
 }
 
+/* Are groups a and b of c setups of one model? */
+static int same_model(const summary_ctx *c, size_t a, size_t b)
+{
+    return strcmp(c->g[a].runs[0]->cfg.model, c->g[b].runs[0]->cfg.model) == 0;
+}
+
+/* How many groups of c are setups of group m's model (m included): above 1, a sweep. */
+static size_t setups_of(const summary_ctx *c, size_t m)
+{
+    size_t n = 0;
+    for (size_t o = 0; o < c->ng; o++)
+        n += same_model(c, o, m);
+    return n;
+}
+
 /* Names each group by its model; when one model has several setups, every one of them
  * adds the settings in which that model's setups differ (e.g. "lstm:hidden=64" and
  * "lstm:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
@@ -125,7 +140,7 @@ static int name_groups(summary_ctx *c, char *err, size_t errn)
             /* does field k tell this model's setups apart? */
             int tells = 0;
             for (size_t o = 0; o < c->ng && !tells; o++)
-                tells = o != m && strcmp(c->g[o].runs[0]->cfg.model, cfg->model) == 0 &&
+                tells = o != m && same_model(c, o, m) &&
                         differs(&c->g[o].runs[0]->cfg, cfg, k, y);
             if (!tells)
                 continue;
@@ -309,9 +324,7 @@ static int write_capacity(FILE *f, const void *p)
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
         const config *cfg = &g->runs[0]->cfg;
-        size_t setups = 0;
-        for (size_t o = 0; o < c->ng; o++)
-            setups += strcmp(c->g[o].runs[0]->cfg.model, cfg->model) == 0;
+        const size_t setups = setups_of(c, m);
         double *v = c->scratch;
         stat_acc tok = {0};
         for (size_t i = 0; i < g->n; i++) {
@@ -433,9 +446,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         fx.have_cost |= c->g[m].ncost_lens > 0;
         for (size_t i = 0; i < c->g[m].n; i++)
             fx.have_val |= c->g[m].runs[i]->has_val;
-        for (size_t o = 0; o < c->ng; o++)
-            fx.have_sweep |= o != m && strcmp(c->g[o].runs[0]->cfg.model,
-                                              c->g[m].runs[0]->cfg.model) == 0;
+        fx.have_sweep |= setups_of(c, m) > 1;
     }
     int rc = -1;
     if (afile_mkdirs(out, err, errn) != 0 ||
