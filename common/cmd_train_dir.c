@@ -272,32 +272,41 @@ int traindir_not_started(const char *dir)
 
 /* ---- what --resume checks --------------------------------------------------------------- */
 
-int traindir_check_args(const char *dir, const config *from_args)
+/* Compares c with the configuration of the run in dir (its config.tsv). Returns 0 with
+ * flag[0] == '\0' when they agree; 0 with the first differing setting in flag and its
+ * values (c's in a, the run's in b) when they do not; or the runtime status after one
+ * line when config.tsv cannot be read. */
+static int differs_from_run(const char *dir, const config *c, char *flag, char *a, char *b)
 {
     config run;
-    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
+    flag[0] = '\0';
     if (read_config_tsv(dir, &run) != 0)
         return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
                               "start the run again with --force", dir);
-    if (first_difference(from_args, &run, flag, a, b, sizeof flag) >= 0)
-        return args_run_error("--resume: %s/args.txt gives --%s %s, but the run began with "
-                              "%s (its config.tsv): args.txt was changed; put it back, or "
-                              "start the run again with --force", dir, flag, a, b);
+    first_difference(c, &run, flag, a, b, CONFIG_STR_MAX);
     return 0;
+}
+
+int traindir_check_args(const char *dir, const config *from_args)
+{
+    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
+    const int rc = differs_from_run(dir, from_args, flag, a, b);
+    if (rc != 0 || !flag[0])
+        return rc;
+    return args_run_error("--resume: %s/args.txt gives --%s %s, but the run began with %s "
+                          "(its config.tsv): args.txt was changed; put it back, or start the "
+                          "run again with --force", dir, flag, a, b);
 }
 
 int traindir_check_checkpoint(const char *dir, const config *stored)
 {
-    config run;
     char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
-    if (read_config_tsv(dir, &run) != 0)
-        return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
-                              "start the run again with --force", dir);
-    if (first_difference(stored, &run, flag, a, b, sizeof flag) >= 0)
-        return args_run_error("--resume: %s/checkpoint.ckpt is not this run's: it holds --%s "
-                              "%s, the run's config.tsv %s; put the run's own checkpoint "
-                              "back, or start the run again with --force", dir, flag, a, b);
-    return 0;
+    const int rc = differs_from_run(dir, stored, flag, a, b);
+    if (rc != 0 || !flag[0])
+        return rc;
+    return args_run_error("--resume: %s/checkpoint.ckpt is not this run's: it holds --%s %s, "
+                          "the run's config.tsv %s; put the run's own checkpoint back, or "
+                          "start the run again with --force", dir, flag, a, b);
 }
 
 double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best *best,
