@@ -283,19 +283,33 @@ static void easy_run_short(config *c)
     c->steps = 200;
 }
 
-START_TEST(early_stop_and_best_weights)
+enum { EASY_N = 4096 };
+
+/* The easy run with 64 validation sequences, the given patience and target: the weights
+ * after its last step into last, those of its best validation into kept (EASY_N each),
+ * its best and summary into *best and *ts. */
+static void easy_stopping_run(size_t patience, double stop_acc, double *last, double *kept,
+                              train_best *best, train_summary *ts)
 {
-    enum { N = 4096 };
-    static double last[N], kept[N];
-    train_best best = {.w = kept};
-    train_summary ts;
+    *best = (train_best){.w = kept};
     run_val_samples = 64;
-    run_patience = 4;
-    want_best = &best;
-    want_summary = &ts;
-    train_then_eval("lstm", easy_run, 3, last, N);
+    run_patience = patience;
+    run_stop_acc = stop_acc;
+    want_best = best;
+    want_summary = ts;
+    train_then_eval("lstm", easy_run, 3, last, EASY_N);
     want_best = NULL;
     want_summary = NULL;
+    run_stop_acc = 0;
+}
+
+START_TEST(early_stop_and_best_weights)
+{
+    enum { N = EASY_N };
+    static double last[N], kept[N];
+    train_best best;
+    train_summary ts;
+    easy_stopping_run(4, 0, last, kept, &best, &ts);
     ck_assert_msg(ts.early == TRAIN_PLATEAU && ts.steps < 3000, "ran %zu steps, early %d",
                   ts.steps, ts.early);
     ck_assert_msg(best.token_acc > 0.95, "best validation token accuracy %.3f", best.token_acc);
@@ -319,19 +333,10 @@ END_TEST
 /* The same run with a target stops at the first validation reaching it, keeping it. */
 START_TEST(stop_at_target)
 {
-    enum { N = 4096 };
-    static double last[N], kept[N];
-    train_best best = {.w = kept};
+    static double last[EASY_N], kept[EASY_N];
+    train_best best;
     train_summary ts;
-    run_val_samples = 64;
-    run_patience = 0;
-    run_stop_acc = 0.9;
-    want_best = &best;
-    want_summary = &ts;
-    train_then_eval("lstm", easy_run, 3, last, N);
-    want_best = NULL;
-    want_summary = NULL;
-    run_stop_acc = 0;
+    easy_stopping_run(0, 0.9, last, kept, &best, &ts);
     ck_assert_msg(ts.early == TRAIN_TARGET && ts.steps < 3000, "ran %zu steps, early %d",
                   ts.steps, ts.early);
     ck_assert_uint_eq(ts.steps, best.step);
