@@ -239,23 +239,31 @@ static int parse_train(int argc, char **argv, train_job *j, const char **resume)
     /* every value of a flag given twice is checked; the last one is kept */
     if (args_lengths_of(&a, ARGS_EVAL_LENGTHS, j->c.max_len, j->lens, &j->nl))
         return ARGS_EXIT_USAGE;
-    if (j->nl == 0)
-        j->nl = default_eval_lengths(&j->c, j->lens);
-    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples) ||
-        args_lengths_of(&a, ARGS_COST_LENGTHS, j->c.max_len, j->cost_lens, &j->ncost))
-        return ARGS_EXIT_USAGE;
     char err[ARGS_ERR_MAX];
+    const task *t = task_open(&j->c, err, sizeof err); /* args_config read it already */
+    if (!t)
+        return args_usage_error("--task %s: %s", j->c.task, err);
+    if (t->data)
+        rc = cmd_data_lengths(t, "--eval-lengths", j->lens, &j->nl);
+    else if (j->nl == 0)
+        j->nl = default_eval_lengths(&j->c, j->lens);
     const char *trace;
-    for (size_t k = 0; (trace = args_nth(&a, ARGS_TRACE, k)) != NULL; k++)
-        if (task_parse_tokens(trace, j->trace_src, j->c.max_len, j->c.symbols, &j->trace_len,
-                              err, sizeof err) != 0)
-            return args_usage_error("--trace: %s", err);
+    for (size_t k = 0; rc == 0 && (trace = args_nth(&a, ARGS_TRACE, k)) != NULL; k++)
+        if (task_parse(t, j->c.symbols, trace, j->trace_src, j->c.max_len, &j->trace_len, err,
+                       sizeof err) != 0)
+            rc = args_usage_error("--trace: %s", err);
+    task_close(t);
+    if (rc || args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples) ||
+        args_lengths_of(&a, ARGS_COST_LENGTHS, j->c.max_len, j->cost_lens, &j->ncost))
+        return rc ? rc : ARGS_EXIT_USAGE;
     /* --out was checked as a path (args_path): at most ARGS_PATH_MAX characters, so it
      * fits whole */
+    char short_task[CONFIG_TASK_MAX];
+    task_short_name(j->c.task, short_task, sizeof short_task);
     if (args_get(&a, ARGS_OUT))
         snprintf(j->dir, sizeof j->dir, "%s", args_get(&a, ARGS_OUT));
     else
-        snprintf(j->dir, sizeof j->dir, "results/%s-%s-s%lu", j->c.model, j->c.task,
+        snprintf(j->dir, sizeof j->dir, "results/%s-%s-s%lu", j->c.model, short_task,
                  j->c.seed);
     buildinfo_set_threads(j->c.threads);
     return 0;
@@ -495,8 +503,11 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         cc.best_saved = best.step;
     }
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
-    int rc, tr = train_run(m, task_lookup(c->task), c, r, o, first, log.f, progress, &hooks,
-                           &best, &ts, err, sizeof err);
+    const task *t = task_open(c, err, sizeof err);
+    int rc, tr = t ? train_run(m, t, c, r, o, first, log.f, progress, &hooks, &best, &ts, err,
+                               sizeof err)
+                   : TRAIN_FAILED;
+    task_close(t);
     if (tr == TRAIN_STOPPED) {
         /* save where we are, so --resume continues exactly from here */
         afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
