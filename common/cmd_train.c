@@ -63,8 +63,10 @@ void cmd_train_help(void)
         "Run options:\n"
         "  --train-len MIN:MAX  training lengths, one drawn per batch (or one length N)\n"
         "  --eval-lengths SPEC  final evaluation lengths, A:B:STEP or A,B,C\n"
-        "                       (default: up to twice the longest training length)\n"
-        "  --samples N          sequences per evaluation length (default 256)\n"
+        "                       (default: up to twice the longest training length; for\n"
+        "                       --task file:PATH, every source length of its test set)\n"
+        "  --samples N          sequences per evaluation length (default 256; file:PATH\n"
+        "                       evaluates each test example once)\n"
         "  --trace \"SYMBOLS\"    also write the attention maps (or gates) of this example\n"
         "                       into DIR/trace/ (see attnlab attention)\n"
         "  --cost-lengths SPEC  also measure the time of a training step and of decoding\n"
@@ -78,6 +80,13 @@ void cmd_train_help(void)
         "                       (its settings come from DIR; only --quiet, --threads)\n"
         "\n"
         "A flag given twice keeps its last value, and only when every value given is valid.\n"
+        "\n"
+        "Your own data: --task file:PATH reads one example a line, SOURCE<TAB>TARGET, each\n"
+        "a list of words separated by spaces ('#' lines and blank lines skipped). The\n"
+        "vocabulary (--symbols) and --data-crc come from the file, --train-len (unless\n"
+        "given) from its training set; the examples are split once, by a hash of their\n"
+        "text, into training (80%%), validation (10%%) and test (10%%) sets\n"
+        "(docs/results-format.md, docs/labs/08-your-own-data.md).\n"
         "\n"
         "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
         "the sizes it needs and ignores the others:\n");
@@ -107,7 +116,9 @@ void cmd_train_help(void)
     printf("\nModels: %s.  Tasks: %s.\n"
            "\nExamples:\n"
            "  attnlab train --model lstm --task copy --train-len 4:8 --steps 3000 --out runs/lstm\n"
-           "  attnlab train --model lstm --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n",
+           "  attnlab train --model lstm --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n"
+           "  attnlab train --model rnn_attention --task file:docs/labs/data/dates.tsv "
+           "--out runs/dates\n",
            model_names(), task_names());
 }
 
