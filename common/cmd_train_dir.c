@@ -117,7 +117,7 @@ static int refuse_replacing(const char *dir, const config *c)
                               "'attnlab train --resume %s', or add --force to start again",
                               dir, dir);
     config old;
-    char flag[CONFIG_STR_MAX], here[CONFIG_STR_MAX], there[CONFIG_STR_MAX];
+    char flag[CONFIG_VALUE_MAX], here[CONFIG_VALUE_MAX], there[CONFIG_VALUE_MAX];
     if (read_config_tsv(dir, &old) != 0)
         return args_run_error("%s holds a finished run (model.ckpt or eval.tsv); choose "
                               "another --out, or add --force to replace it", dir);
@@ -275,10 +275,15 @@ int traindir_not_started(const char *dir)
 int traindir_check_args(const char *dir, const config *from_args)
 {
     config run;
-    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
+    char flag[CONFIG_VALUE_MAX], a[CONFIG_VALUE_MAX], b[CONFIG_VALUE_MAX];
     if (read_config_tsv(dir, &run) != 0)
         return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
                               "start the run again with --force", dir);
+    if (from_args->data_crc != run.data_crc) /* the file read again is not the run's */
+        return args_run_error("--resume: the data file of %s has changed since the run "
+                              "began (CRC-32 %lu, the run's %lu); put the file back, or start "
+                              "the run again with --force", run.task, from_args->data_crc,
+                              run.data_crc);
     if (first_difference(from_args, &run, flag, a, b, sizeof flag) >= 0)
         return args_run_error("--resume: %s/args.txt gives --%s %s, but the run began with "
                               "%s (its config.tsv): args.txt was changed; put it back, or "
@@ -289,7 +294,7 @@ int traindir_check_args(const char *dir, const config *from_args)
 int traindir_check_checkpoint(const char *dir, const config *stored)
 {
     config run;
-    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
+    char flag[CONFIG_VALUE_MAX], a[CONFIG_VALUE_MAX], b[CONFIG_VALUE_MAX];
     if (read_config_tsv(dir, &run) != 0)
         return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
                               "start the run again with --force", dir);

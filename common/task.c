@@ -90,7 +90,8 @@ const task *task_open(const config *c, char *err, size_t n)
         snprintf(err, n, "%.200s has changed since the run was trained (its CRC-32 is %lu, "
                  "the run's --data-crc %lu): put the file the run was trained on back, or "
                  "train again", path, (unsigned long)f->d.crc, c->data_crc);
-        task_close(&f->t);
+        dataset_free(&f->d);
+        free(f);
         return NULL;
     }
     snprintf(f->name, sizeof f->name, "%s", c->task);
