@@ -82,8 +82,10 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BIN      := $(BUILD)/attnlab
 TEST_BIN := $(BUILD)/attnlab-tests
+# The generator of lab 08's data set, a program of its own (it needs no library).
+LABDATA  := $(BUILD)/labdata-dates
 
-.PHONY: all check check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
+.PHONY: all labdata check check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
         uninstall deps
 
 # Build the attnlab program.
@@ -112,10 +114,23 @@ $(TEST_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) -I$(BUILD)/tests
 $(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(ALL_LDLIBS)
 
-# Install what is missing (apt-get), build, and run every test (CK_FORK on).
+# Build the generator of docs/labs/data/dates.tsv.
+$(LABDATA): docs/labs/data/dates.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -o $@ $<
+
+# Write docs/labs/data/dates.tsv again with its generator (docs/labs/data/dates.c).
+labdata: $(LABDATA)
+	$(LABDATA) > docs/labs/data/dates.tsv.tmp
+	mv docs/labs/data/dates.tsv.tmp docs/labs/data/dates.tsv
+
+# Install what is missing (apt-get), build, and run every test (CK_FORK on); then check
+# that the lab's data set is what its generator writes.
 check: deps
-	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN) $(LABDATA)
 	ATTNLAB=$(BIN) $(TEST_BIN)
+	@$(LABDATA) | cmp -s - docs/labs/data/dates.tsv || { echo "docs/labs/data/dates.tsv" \
+	  "is not what docs/labs/data/dates.c writes: run make labdata" >&2; exit 1; }
 
 # Run the fast subset only (skips the cases tagged slow).
 check-fast: $(BIN) $(TEST_BIN)

@@ -70,8 +70,11 @@ double bench_dgemm(size_t side, size_t reps)
 static int measure(const model_ops *ops, const config *c, size_t L, size_t reps,
                    bench_result *out, char *err, size_t n)
 {
-    const task *t = task_lookup(c->task);
-    const size_t B = c->batch, Tt = t->target_len(L);
+    char why[256];
+    const task *t = task_open(c, why, sizeof why); /* the child exits: never closed */
+    if (!t)
+        return -1;
+    const size_t B = c->batch, Tt = task_target_len(t, L);
     rng_streams r;
     batch b;
     optim o;
@@ -240,7 +243,7 @@ void bench_print(FILE *f, const bench_result *r, size_t n, double dgemm_gflops)
 int bench_cost(model *m, const task *t, size_t L, size_t B, size_t reps, const gsl_rng *r,
                double *train_ms, double *decode_ms)
 {
-    const size_t Tt = t->target_len(L);
+    const size_t Tt = task_target_len(t, L);
     batch b;
     int *pred = malloc(B * Tt * sizeof *pred);
     double *tr = malloc(reps * sizeof *tr), *de = malloc(reps * sizeof *de);

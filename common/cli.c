@@ -309,10 +309,11 @@ static int cmd_help(int argc, char **argv)
         return 0;
     }
     if (strcmp(topic, "tasks") == 0) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", task_names());
-        for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", "))
-            printf("%-14s %s\n", tok, task_lookup(tok)->about);
+        for (size_t k = 0; task_at(k); k++)
+            printf("%-14s %s\n", task_at(k)->name, task_at(k)->about);
+        printf("%-14s %s\n", TASK_FILE_PREFIX "PATH",
+               "your own data: one example a line, SOURCE<TAB>TARGET, each a list of\n"
+               "               words separated by spaces (docs/labs/08-your-own-data.md)");
         return 0;
     }
     for (size_t k = 0; k < N_COMMANDS; k++)

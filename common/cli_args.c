@@ -130,7 +130,7 @@ static int check_setting(size_t f, const char *text)
     if (strcmp(config_fields[f].name, "model") == 0 && !model_lookup(text))
         return args_usage_error("--model: unknown model '%s' (accepted: %s)", text,
                                 model_names());
-    if (strcmp(config_fields[f].name, "task") == 0 && !task_lookup(text))
+    if (strcmp(config_fields[f].name, "task") == 0 && !task_known(text))
         return args_usage_error("--task: unknown task '%s' (accepted: %s)", text,
                                 task_names());
     return 0;
@@ -465,6 +465,55 @@ int args_join_models(const model_ops *const *list, size_t n, char *buf, size_t n
 
 /* ---- the configuration ------------------------------------------------------------------- */
 
+/* A file task (task.h): reads the file now, so that a bad line is a usage error before
+ * anything runs, and sets what the file decides: symbols (its vocabulary), data_crc
+ * (its CRC-32), and the training range when --train-len was not given (the source
+ * lengths of its training set). A --symbols or --data-crc that disagrees with the file,
+ * or a --train-len that holds no training or no validation example, is refused. */
+static int file_task_config(const args_line *a, config *c)
+{
+    char err[ARGS_ERR_MAX];
+    config open = *c;
+    open.data_crc = 0; /* read it as it is; compared below */
+    const task *t = task_open(&open, err, sizeof err);
+    if (!t)
+        return args_usage_error("--task %s: %s", c->task, err);
+    const dataset *d = t->data;
+    int rc = 0;
+    if (args_setting(a, "symbols") && c->symbols != d->V)
+        rc = args_usage_error("--symbols %zu disagrees with the %zu symbols of the vocabulary "
+                              "of %s (leave --symbols out: the file decides it)", c->symbols,
+                              d->V, c->task);
+    else if (args_setting(a, "data_crc") && c->data_crc != d->crc)
+        rc = args_usage_error("--data-crc %lu disagrees with the CRC-32 %lu of %s (the file "
+                              "changed, or leave --data-crc out)", c->data_crc,
+                              (unsigned long)d->crc, c->task);
+    if (rc) {
+        task_close(t);
+        return rc;
+    }
+    c->symbols = d->V;
+    c->data_crc = d->crc;
+    if (!args_get(a, ARGS_TRAIN_LEN)) {
+        const dataset_range tr = d->set[DATASET_TRAIN];
+        c->train_min = d->ex[tr.first].Ts;
+        c->train_max = d->ex[tr.first + tr.count - 1].Ts;
+    } else if (c->train_min <= c->train_max) {
+        for (int s = DATASET_TRAIN; s <= DATASET_VAL && rc == 0; s++)
+            if (dataset_within(d, (dataset_set)s, c->train_min, c->train_max).count == 0)
+                rc = args_usage_error("--train-len %zu:%zu: no %s example of %s has a source "
+                                      "length in that range (accepted: a range that holds "
+                                      "some; its training sources are %zu to %zu symbols "
+                                      "long)", c->train_min, c->train_max,
+                                      s == DATASET_TRAIN ? "training" : "validation", c->task,
+                                      d->ex[d->set[DATASET_TRAIN].first].Ts,
+                                      d->ex[d->set[DATASET_TRAIN].first +
+                                            d->set[DATASET_TRAIN].count - 1].Ts);
+    }
+    task_close(t);
+    return rc;
+}
+
 int args_config(const args_line *a, const args_plan *p, config *c, const model_ops **ops)
 {
     char err[ARGS_ERR_MAX];
@@ -487,13 +536,16 @@ int args_config(const args_line *a, const args_plan *p, config *c, const model_o
         if (config_set(c, &config_fields[f], a->setting[f], err, sizeof err) != 0)
             return args_usage_error("%s", err);
     }
-    if (!task_lookup(c->task))
+    if (!task_known(c->task))
         return args_usage_error("--task: unknown task '%s' (accepted: %s)", c->task,
                                 task_names());
     const char *tl;
     for (size_t k = 0; (tl = args_nth(a, ARGS_TRAIN_LEN, k)) != NULL; k++)
         if (args_train_len(tl, c->max_len, &c->train_min, &c->train_max))
             return ARGS_EXIT_USAGE;
+    int rc;
+    if (task_is_file(c->task) && (rc = file_task_config(a, c)) != 0)
+        return rc;
     if ((!p->no_train_range && config_check(c, err, sizeof err) != 0) ||
         (*ops && (*ops)->check(c, err, sizeof err) != 0))
         return args_usage_error("%s", err);

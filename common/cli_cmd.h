@@ -22,6 +22,7 @@
 
 #include "afile.h"
 #include "model.h"
+#include "task.h"
 
 /* The commands: parse argv (argv[0] the command word), run, return the exit status. */
 int cmd_train(int argc, char **argv);
@@ -70,11 +71,18 @@ size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t m
  * report.html (summary_report). Returns the exit status (the error printed). */
 int cmd_report_dir(const char *dir);
 
-/* Evaluates m at the nl lengths lens, samples sequences each (evaluation seed seed),
- * prints the table when print is set and, when dir is not NULL, writes eval.tsv and
- * eval_positions.tsv into dir. Returns the exit status (the error printed). */
+/* Evaluates m at the nl lengths lens, samples sequences each (evaluation seed seed); for
+ * a file task, every example of its test set at those source lengths instead (samples
+ * and seed unused). Prints the table when print is set and, when dir is not NULL,
+ * writes eval.tsv and eval_positions.tsv into dir. Returns the exit status (the error printed). */
 int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
                  unsigned long seed, const char *dir, int print);
+
+/* The source lengths of the final evaluation of a file task t (its test set): with *nl
+ * > 0, the nl lengths in lens (given by flag), each of which must hold test examples;
+ * with *nl 0, every source length of the test set, written into lens (room for
+ * ARGS_MAX_LENGTHS). Returns 0, or prints and returns the usage status. */
+int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl);
 
 /* Decodes src (Ts symbols) with m, then writes every matrix the model traces as
  * dir/NAME.tsv, printing the example and each matrix as a table when print is set.

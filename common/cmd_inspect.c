@@ -29,11 +29,40 @@
 #include "rng.h"
 #include "task.h"
 
-/* Prints n tokens separated by spaces. */
-static void print_tokens(FILE *f, const int *x, size_t n)
+/* Prints n tokens of task t separated by spaces: numbers, or a file task's words. */
+static void print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, i ? " %d" : "%d", x[i]);
+    char word[DATASET_WORD_MAX + 1];
+    for (size_t i = 0; i < n; i++) {
+        task_symbol(t, nsym, x[i], word, sizeof word);
+        fprintf(f, i ? " %s" : "%s", word);
+    }
+}
+
+int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl)
+{
+    const dataset *d = t->data;
+    size_t *all = malloc((d->max_Ts + 1) * sizeof *all);
+    if (!all)
+        return args_run_error("out of memory");
+    const size_t na = dataset_lengths(d, DATASET_TEST, 1, d->max_Ts, all);
+    int rc = 0;
+    for (size_t k = 0; k < *nl && rc == 0; k++) {
+        size_t i = 0;
+        while (i < na && all[i] != lens[k])
+            i++;
+        if (i == na)
+            rc = args_usage_error("%s: the test set of %s holds no source of length %zu "
+                                  "(accepted: lengths from %zu to %zu that it holds; leave "
+                                  "%s out for all of them)", flag, t->name, lens[k], all[0],
+                                  all[na - 1], flag);
+    }
+    if (*nl == 0) {
+        *nl = na < ARGS_MAX_LENGTHS ? na : ARGS_MAX_LENGTHS;
+        memcpy(lens, all, *nl * sizeof *lens);
+    }
+    free(all);
+    return rc;
 }
 
 /* ---- the evaluation (eval, and train at its end) ------------------------------------------ */
@@ -63,12 +92,15 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
     eval_result *r = calloc(nl, sizeof *r);
     if (!r)
         return args_run_error("out of memory");
-    const task *t = task_lookup(m->cfg.task);
-    if (eval_run(m, t, lens, nl, samples, seed, r, err, sizeof err) != 0) {
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    if (!t || (t->data ? eval_data_run(m, t, DATASET_TEST, lens, nl, r, err, sizeof err)
+                       : eval_run(m, t, lens, nl, samples, seed, r, err, sizeof err)) != 0) {
+        task_close(t);
         eval_free(r, nl);
         free(r);
         return args_run_error("%s", err);
     }
+    task_close(t);
     if (print)
         eval_print(stdout, m->ops->name, r, nl);
     int rc = 0;
@@ -103,6 +135,12 @@ void cmd_eval_help(void)
         "  --input FILE       one source sequence per line (symbols separated by spaces;\n"
         "                     '-' reads standard input): prints the task's target, the\n"
         "                     greedy prediction and the teacher-forced mean loss\n"
+        "\n"
+        "A model trained on --task file:PATH reads that file again (it must not have\n"
+        "changed: its CRC-32 is in the checkpoint) and is evaluated on every example of\n"
+        "its test set, at each source length it holds (--lengths picks some; --samples\n"
+        "does not apply). Its --input lines are words of the file's vocabulary; the\n"
+        "target is shown when the file holds that source.\n"
         "  --threads N        BLAS threads\n"
         "\n"
         "Examples:\n"
@@ -116,20 +154,27 @@ void cmd_eval_help(void)
  * its end. */
 static int eval_input(model *m, const char *file)
 {
+    char err[ARGS_ERR_MAX];
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    if (!t)
+        return args_run_error("%s", err);
     FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
-    if (!in)
+    if (!in) {
+        task_close(t);
         return args_run_error("--input: cannot read %s: %s", file, strerror(errno));
-    const task *t = task_lookup(m->cfg.task);
-    const size_t Lmax = m->cfg.max_len, Tmax = t->target_len(Lmax);
+    }
+    const size_t V = m->cfg.symbols, Lmax = m->cfg.max_len;
+    const size_t Tmax = task_max_target_len(t, 1, Lmax);
     batch b;
     int *pred = malloc(Tmax * sizeof *pred);
     if (!pred || batch_alloc(&b, 1, Lmax, Tmax) != 0) {
         free(pred);
         if (in != stdin)
             fclose(in);
+        task_close(t);
         return args_run_error("out of memory");
     }
-    char *line = NULL, err[ARGS_ERR_MAX];
+    char *line = NULL;
     size_t cap = 0, lineno = 0, bad = 0;
     ssize_t got;
     int rc = 0;
@@ -144,13 +189,21 @@ static int eval_input(model *m, const char *file)
             bad++;
             continue;
         }
-        if (task_parse_tokens(line, b.src, Lmax, m->cfg.symbols, &Ts, err, sizeof err) != 0) {
+        if (task_parse(t, V, line, b.src, Lmax, &Ts, err, sizeof err) != 0) {
             fprintf(stderr, "%s: --input %s line %zu: %s\n", args_command(), file, lineno,
                     err);
             bad++;
             continue;
         }
-        task_complete(t, &b, 1, Ts, m->cfg.symbols);
+        /* the target: the task's; for a file task the file's, when it holds this source */
+        const long e = t->data ? dataset_find(t->data, b.src, Ts) : -1;
+        const int known = !t->data || e >= 0;
+        if (e >= 0) {
+            const size_t idx = (size_t)e;
+            task_fill_examples(t, &b, &idx, 1);
+        } else {
+            task_complete(t, &b, 1, Ts, V); /* a file task: only the shape is used */
+        }
         if (m->ops->reserve(m, 1, Ts, b.Tt) != 0) {
             rc = args_run_error("out of memory");
             break;
@@ -160,16 +213,22 @@ static int eval_input(model *m, const char *file)
                                 lineno, model_last_error());
             break;
         }
+        printf("line %zu\n  source:    ", lineno);
+        print_tokens(stdout, t, V, b.src, Ts);
+        if (!known) {
+            printf("\n  target:    (not in %s)\n  predicted: ", t->name);
+            print_tokens(stdout, t, V, pred, b.Tt);
+            printf("\n");
+            continue;
+        }
         double loss = m->ops->forward(m, &b, NULL);
         size_t ok = 0;
         for (size_t i = 0; i < b.Tt; i++)
             ok += pred[i] == b.tgt[i];
-        printf("line %zu\n  source:    ", lineno);
-        print_tokens(stdout, b.src, Ts);
         printf("\n  target:    ");
-        print_tokens(stdout, b.tgt, b.Tt);
+        print_tokens(stdout, t, V, b.tgt, b.Tt);
         printf("\n  predicted: ");
-        print_tokens(stdout, pred, b.Tt);
+        print_tokens(stdout, t, V, pred, b.Tt);
         printf("   (%zu/%zu correct)\n  loss:      %.10g\n", ok, b.Tt, loss);
     }
     if (ferror(in))
@@ -179,6 +238,7 @@ static int eval_input(model *m, const char *file)
     batch_free(&b);
     if (in != stdin)
         fclose(in);
+    task_close(t);
     if (rc == 0 && bad)
         rc = ARGS_EXIT_RUNTIME;
     return rc;
@@ -223,6 +283,19 @@ int cmd_eval(int argc, char **argv)
     const unsigned long seed = args_setting(&a, "seed") ? opt.seed : m->cfg.seed;
     if (args_get(&a, ARGS_INPUT)) {
         rc = eval_input(m, args_get(&a, ARGS_INPUT));
+    } else if (task_is_file(m->cfg.task)) {
+        /* a file task: its test set, at the lengths given or at all of its lengths */
+        const task *t = task_open(&m->cfg, err, sizeof err);
+        if (!t)
+            rc = args_run_error("%s", err);
+        else
+            rc = cmd_data_lengths(t, "--lengths", lens, &nl);
+        task_close(t);
+        const char *dir = args_get(&a, ARGS_OUT);
+        if (rc == 0 && dir && afile_mkdirs(dir, err, sizeof err) != 0)
+            rc = args_run_error("--out: %s", err);
+        if (rc == 0)
+            rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
     } else {
         if (nl == 0)
             for (size_t L = 4; L <= 64 && L <= m->cfg.max_len; L += 4)
@@ -304,8 +377,11 @@ int cmd_gradcheck(int argc, char **argv)
         args_count(&a, ARGS_STRIDE, 1, 1000000, &stride))
         return ARGS_EXIT_USAGE;
     buildinfo_set_threads(c.threads);
-    const task *t = task_lookup(c.task);
-    const size_t Tt = t->target_len(L);
+    char err[ARGS_ERR_MAX];
+    const task *t = task_open(&c, err, sizeof err);
+    if (!t)
+        return args_run_error("%s", err);
+    const size_t Tt = task_target_len(t, L);
     rng_streams r;
     batch b;
     model *m = NULL;
@@ -314,6 +390,7 @@ int cmd_gradcheck(int argc, char **argv)
         if (m)
             ops->free(m);
         rng_close(&r);
+        task_close(t);
         return args_run_error("out of memory");
     }
     ops->init(m, r.s[RNG_INIT]);
@@ -330,6 +407,7 @@ int cmd_gradcheck(int argc, char **argv)
     ops->free(m);
     batch_free(&b);
     rng_close(&r);
+    task_close(t);
     return rc;
 }
 
@@ -348,7 +426,9 @@ void cmd_attention_help(void)
         "  lstm           no attention: its gates (input, forget, output) and cell state\n"
         "                 over the steps, the LSTM's own way of choosing what to keep\n"
         "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
-        "checkpoint), labelled with tokens, ready for plots/attention.gp.\n"
+        "checkpoint), labelled with tokens, ready for plots/attention.gp. A model trained\n"
+        "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
+        "its matrices are labelled with them.\n"
         "\n"
         "Example:\n"
         "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n");
@@ -410,13 +490,31 @@ static int trace_to_files(void *ctx, const char *name, const gsl_matrix *m, cons
     return 0;
 }
 
+/* Writes the label of token tok into lab: as task_symbol shows it, cut to the 15 bytes a
+ * label holds at the start of a UTF-8 character (a long word loses its end). */
+static void label_of(const task *t, size_t nsym, int tok, char lab[16])
+{
+    char word[DATASET_WORD_MAX + 8];
+    task_symbol(t, nsym, tok, word, sizeof word);
+    size_t len = strlen(word);
+    if (len > 15) {
+        len = 15;
+        while (len > 0 && ((unsigned char)word[len] & 0xc0) == 0x80)
+            len--; /* word[len] continues a character: cut before that character */
+    }
+    memcpy(lab, word, len);
+    lab[len] = '\0';
+}
+
 int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print)
 {
-    const task *t = task_lookup(m->cfg.task);
-    const size_t Tt = t->target_len(Ts);
     char err[ARGS_ERR_MAX];
     if (!m->ops->trace)
         return args_run_error("model %s records no trace", m->ops->name);
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    if (!t)
+        return args_run_error("%s", err);
+    const size_t Tt = task_target_len(t, Ts), V = m->cfg.symbols;
     /* labels for every axis a model may use: tokens, units (up to the widest state),
      * or steps of an encoder and a decoder */
     size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
@@ -449,21 +547,18 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
         goto done;
     }
     for (size_t i = 0; i < Ts; i++)
-        snprintf(c.src[i], 16, "%d", src[i]);
+        label_of(t, V, src[i], c.src[i]);
     for (size_t i = 0; i < Tt; i++) {
-        snprintf(c.tgt[i], 16, "%d", out[i]);
-        if (i == 0)
-            snprintf(c.tgt_in[i], 16, "BOS");
-        else
-            snprintf(c.tgt_in[i], 16, "%d", out[i - 1]);
+        label_of(t, V, out[i], c.tgt[i]);
+        label_of(t, V, i == 0 ? (int)V : out[i - 1], c.tgt_in[i]); /* BOS first */
     }
     for (size_t i = 0; i < nidx; i++)
         snprintf(c.index[i], 16, "%u", (unsigned)i);
     if (print) {
         printf("source:  ");
-        print_tokens(stdout, src, Ts);
+        print_tokens(stdout, t, V, src, Ts);
         printf("\ndecoded: ");
-        print_tokens(stdout, out, Tt);
+        print_tokens(stdout, t, V, out, Tt);
         printf("\n\n");
     }
     /* a refusal of the sink is a file that could not be written; any other failure is
@@ -473,6 +568,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
                       : args_run_error("%s trace failed: %s", m->ops->name,
                                        model_last_error());
 done:
+    task_close(t);
     free(out);
     free(c.src);
     free(c.tgt);
@@ -499,10 +595,13 @@ int cmd_attention(int argc, char **argv)
         return args_run_error("%s", err);
     int *src = malloc(m->cfg.max_len * sizeof *src);
     size_t Ts = 0;
+    const task *t = NULL;
     if (!src) {
         rc = args_run_error("out of memory");
-    } else if (task_parse_tokens(input, src, m->cfg.max_len, m->cfg.symbols, &Ts, err,
-                                 sizeof err) != 0) {
+    } else if (!(t = task_open(&m->cfg, err, sizeof err))) {
+        rc = args_run_error("%s", err);
+    } else if (task_parse(t, m->cfg.symbols, input, src, m->cfg.max_len, &Ts, err,
+                          sizeof err) != 0) {
         rc = args_usage_error("--input: %s", err);
     } else {
         if (args_get(&a, ARGS_OUT)) {
@@ -516,6 +615,7 @@ int cmd_attention(int argc, char **argv)
         if (rc == 0)
             fprintf(stderr, "wrote the matrices above as %s/NAME.tsv\n", dir);
     }
+    task_close(t);
     free(src);
     m->ops->free(m);
     return rc;
@@ -544,10 +644,15 @@ static int write_cost(FILE *f, const void *ctx)
 int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
                         const char *dir)
 {
-    const task *t = task_lookup(m->cfg.task);
+    char err[ARGS_ERR_MAX];
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    if (!t)
+        return args_run_error("%s", err);
     double *v = malloc(3 * n * sizeof *v);
-    if (!v)
+    if (!v) {
+        task_close(t);
         return args_run_error("out of memory");
+    }
     cost_rows c = {m->ops->name, lens, n, v, v + n, v + 2 * n};
     int rc = 0;
     for (size_t k = 0; k < n && rc == 0; k++) {
@@ -556,10 +661,11 @@ int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
             rc = args_run_error("measuring the cost at length %zu failed: %s", L,
                                 model_last_error()[0] ? model_last_error() : "out of memory");
         else
-            c.flops[k] = m->ops->flops(&m->cfg, L, t->target_len(L));
+            c.flops[k] = m->ops->flops(&m->cfg, L, task_target_len(t, L));
     }
     if (rc == 0 && cmd_write_file(dir, "cost.tsv", write_cost, &c) != 0)
         rc = ARGS_EXIT_RUNTIME;
+    task_close(t);
     free(v);
     return rc;
 }

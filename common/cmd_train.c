@@ -63,8 +63,10 @@ void cmd_train_help(void)
         "Run options:\n"
         "  --train-len MIN:MAX  training lengths, one drawn per batch (or one length N)\n"
         "  --eval-lengths SPEC  final evaluation lengths, A:B:STEP or A,B,C\n"
-        "                       (default: up to twice the longest training length)\n"
-        "  --samples N          sequences per evaluation length (default 256)\n"
+        "                       (default: up to twice the longest training length; for\n"
+        "                       --task file:PATH, every source length of its test set)\n"
+        "  --samples N          sequences per evaluation length (default 256; file:PATH\n"
+        "                       evaluates each test example once)\n"
         "  --trace \"SYMBOLS\"    also write the attention maps (or gates) of this example\n"
         "                       into DIR/trace/ (see attnlab attention)\n"
         "  --cost-lengths SPEC  also measure the time of a training step and of decoding\n"
@@ -78,6 +80,13 @@ void cmd_train_help(void)
         "                       (its settings come from DIR; only --quiet, --threads)\n"
         "\n"
         "A flag given twice keeps its last value, and only when every value given is valid.\n"
+        "\n"
+        "Your own data: --task file:PATH reads one example a line, SOURCE<TAB>TARGET, each\n"
+        "a list of words separated by spaces ('#' lines and blank lines skipped). The\n"
+        "vocabulary (--symbols) and --data-crc come from the file, --train-len (unless\n"
+        "given) from its training set; the examples are split once, by a hash of their\n"
+        "text, into training (80%%), validation (10%%) and test (10%%) sets\n"
+        "(docs/results-format.md, docs/labs/08-your-own-data.md).\n"
         "\n"
         "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
         "the sizes it needs and ignores the others:\n");
@@ -107,7 +116,9 @@ void cmd_train_help(void)
     printf("\nModels: %s.  Tasks: %s.\n"
            "\nExamples:\n"
            "  attnlab train --model lstm --task copy --train-len 4:8 --steps 3000 --out runs/lstm\n"
-           "  attnlab train --model lstm --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n",
+           "  attnlab train --model lstm --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n"
+           "  attnlab train --model rnn_attention --task file:docs/labs/data/dates.tsv "
+           "--out runs/dates\n",
            model_names(), task_names());
 }
 
@@ -239,23 +250,31 @@ static int parse_train(int argc, char **argv, train_job *j, const char **resume)
     /* every value of a flag given twice is checked; the last one is kept */
     if (args_lengths_of(&a, ARGS_EVAL_LENGTHS, j->c.max_len, j->lens, &j->nl))
         return ARGS_EXIT_USAGE;
-    if (j->nl == 0)
-        j->nl = default_eval_lengths(&j->c, j->lens);
-    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples) ||
-        args_lengths_of(&a, ARGS_COST_LENGTHS, j->c.max_len, j->cost_lens, &j->ncost))
-        return ARGS_EXIT_USAGE;
     char err[ARGS_ERR_MAX];
+    const task *t = task_open(&j->c, err, sizeof err); /* args_config read it already */
+    if (!t)
+        return args_usage_error("--task %s: %s", j->c.task, err);
+    if (t->data)
+        rc = cmd_data_lengths(t, "--eval-lengths", j->lens, &j->nl);
+    else if (j->nl == 0)
+        j->nl = default_eval_lengths(&j->c, j->lens);
     const char *trace;
-    for (size_t k = 0; (trace = args_nth(&a, ARGS_TRACE, k)) != NULL; k++)
-        if (task_parse_tokens(trace, j->trace_src, j->c.max_len, j->c.symbols, &j->trace_len,
-                              err, sizeof err) != 0)
-            return args_usage_error("--trace: %s", err);
+    for (size_t k = 0; rc == 0 && (trace = args_nth(&a, ARGS_TRACE, k)) != NULL; k++)
+        if (task_parse(t, j->c.symbols, trace, j->trace_src, j->c.max_len, &j->trace_len, err,
+                       sizeof err) != 0)
+            rc = args_usage_error("--trace: %s", err);
+    task_close(t);
+    if (rc || args_count(&a, ARGS_SAMPLES, 1, 1000000, &j->samples) ||
+        args_lengths_of(&a, ARGS_COST_LENGTHS, j->c.max_len, j->cost_lens, &j->ncost))
+        return rc ? rc : ARGS_EXIT_USAGE;
     /* --out was checked as a path (args_path): at most ARGS_PATH_MAX characters, so it
      * fits whole */
+    char short_task[CONFIG_TASK_MAX];
+    task_short_name(j->c.task, short_task, sizeof short_task);
     if (args_get(&a, ARGS_OUT))
         snprintf(j->dir, sizeof j->dir, "%s", args_get(&a, ARGS_OUT));
     else
-        snprintf(j->dir, sizeof j->dir, "results/%s-%s-s%lu", j->c.model, j->c.task,
+        snprintf(j->dir, sizeof j->dir, "results/%s-%s-s%lu", j->c.model, short_task,
                  j->c.seed);
     buildinfo_set_threads(j->c.threads);
     return 0;
@@ -495,8 +514,11 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         cc.best_saved = best.step;
     }
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
-    int rc, tr = train_run(m, task_lookup(c->task), c, r, o, first, log.f, progress, &hooks,
-                           &best, &ts, err, sizeof err);
+    const task *t = task_open(c, err, sizeof err);
+    int rc, tr = t ? train_run(m, t, c, r, o, first, log.f, progress, &hooks, &best, &ts, err,
+                               sizeof err)
+                   : TRAIN_FAILED;
+    task_close(t);
     if (tr == TRAIN_STOPPED) {
         /* save where we are, so --resume continues exactly from here */
         afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");

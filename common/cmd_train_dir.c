@@ -117,7 +117,7 @@ static int refuse_replacing(const char *dir, const config *c)
                               "'attnlab train --resume %s', or add --force to start again",
                               dir, dir);
     config old;
-    char flag[CONFIG_STR_MAX], here[CONFIG_STR_MAX], there[CONFIG_STR_MAX];
+    char flag[CONFIG_VALUE_MAX], here[CONFIG_VALUE_MAX], there[CONFIG_VALUE_MAX];
     if (read_config_tsv(dir, &old) != 0)
         return args_run_error("%s holds a finished run (model.ckpt or eval.tsv); choose "
                               "another --out, or add --force to replace it", dir);
@@ -272,27 +272,35 @@ int traindir_not_started(const char *dir)
 
 /* ---- what --resume checks --------------------------------------------------------------- */
 
-/* Compares c with the configuration of the run in dir (its config.tsv). Returns 0 with
- * flag[0] == '\0' when they agree; 0 with the first differing setting in flag and its
- * values (c's in a, the run's in b) when they do not; or the runtime status after one
- * line when config.tsv cannot be read. */
-static int differs_from_run(const char *dir, const config *c, char *flag, char *a, char *b)
+/* Compares c with the configuration of the run in dir (its config.tsv, read into run).
+ * Returns 0 with flag[0] == '\0' when they agree; 0 with the first differing setting in
+ * flag and its values (c's in a, the run's in b; each CONFIG_VALUE_MAX bytes) when they do
+ * not; or the runtime status after one line when config.tsv cannot be read. */
+static int differs_from_run(const char *dir, const config *c, config *run, char *flag, char *a,
+                            char *b)
 {
-    config run;
     flag[0] = '\0';
-    if (read_config_tsv(dir, &run) != 0)
+    if (read_config_tsv(dir, run) != 0)
         return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
                               "start the run again with --force", dir);
-    first_difference(c, &run, flag, a, b, CONFIG_STR_MAX);
+    first_difference(c, run, flag, a, b, CONFIG_VALUE_MAX);
     return 0;
 }
 
 int traindir_check_args(const char *dir, const config *from_args)
 {
-    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
-    const int rc = differs_from_run(dir, from_args, flag, a, b);
-    if (rc != 0 || !flag[0])
+    config run;
+    char flag[CONFIG_VALUE_MAX], a[CONFIG_VALUE_MAX], b[CONFIG_VALUE_MAX];
+    const int rc = differs_from_run(dir, from_args, &run, flag, a, b);
+    if (rc != 0)
         return rc;
+    if (from_args->data_crc != run.data_crc) /* the file read again is not the run's */
+        return args_run_error("--resume: the data file of %s has changed since the run "
+                              "began (CRC-32 %lu, the run's %lu); put the file back, or start "
+                              "the run again with --force", run.task, from_args->data_crc,
+                              run.data_crc);
+    if (!flag[0])
+        return 0;
     return args_run_error("--resume: %s/args.txt gives --%s %s, but the run began with %s "
                           "(its config.tsv): args.txt was changed; put it back, or start the "
                           "run again with --force", dir, flag, a, b);
@@ -300,8 +308,9 @@ int traindir_check_args(const char *dir, const config *from_args)
 
 int traindir_check_checkpoint(const char *dir, const config *stored)
 {
-    char flag[CONFIG_STR_MAX], a[CONFIG_STR_MAX], b[CONFIG_STR_MAX];
-    const int rc = differs_from_run(dir, stored, flag, a, b);
+    config run;
+    char flag[CONFIG_VALUE_MAX], a[CONFIG_VALUE_MAX], b[CONFIG_VALUE_MAX];
+    const int rc = differs_from_run(dir, stored, &run, flag, a, b);
     if (rc != 0 || !flag[0])
         return rc;
     return args_run_error("--resume: %s/checkpoint.ckpt is not this run's: it holds --%s %s, "

@@ -70,6 +70,8 @@ static const preset presets[] = {
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 #define DEFAULT_PRESET (&presets[1]) /* quick */
+/* Room for the example each run traces (--trace): a file task's source, in words. */
+#define COMPARE_TRACE_MAX 1024
 
 void cmd_compare_help(void)
 {
@@ -143,7 +145,9 @@ typedef struct compare_plan {
     } setup[COMPARE_MAX_SETUPS];
     size_t ns;
     size_t seeds, samples, jobs;
-    const char *eval_spec;          /* --eval-lengths as given, or the preset's */
+    const char *eval_spec;          /* --eval-lengths as given, or the preset's; for a file
+                                     * task without it, COMPARE_TEST_SET */
+    char trace[COMPARE_TRACE_MAX];  /* a file task's trace example: its first test source */
     const char *out;
     char exe[AFILE_PATH_MAX];       /* this program, which every job runs */
 } compare_plan;
@@ -204,6 +208,28 @@ static int make_setups(compare_plan *p)
     return p->ns ? 0 : -1;
 }
 
+/* The --eval-lengths of a file task's comparison when none is given: its test set. */
+static const char COMPARE_TEST_SET[] = "the test set";
+
+/* Writes the source of the first test example of c's file task, as words, into trace
+ * (the example each run traces). Returns 0, or prints and returns the usage status. */
+static int make_file_trace(const config *c, char *trace, size_t n)
+{
+    char err[ARGS_ERR_MAX];
+    const task *t = task_open(c, err, sizeof err);
+    if (!t)
+        return args_usage_error("--task %s: %s", c->task, err);
+    const dataset_example *e = &t->data->ex[t->data->set[DATASET_TEST].first];
+    size_t at = 0;
+    trace[0] = '\0';
+    for (size_t i = 0; i < e->Ts && at < n; i++)
+        at += (size_t)snprintf(trace + at, n - at, i ? " %s" : "%s", t->data->words[e->src[i]]);
+    task_close(t);
+    if (at >= n)
+        trace[0] = '\0'; /* too long to trace: the runs trace nothing */
+    return 0;
+}
+
 /* Parses a compare command line into p. Returns 0, ARGS_HELP_SHOWN, or the exit status
  * after printing the error. */
 static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs)
@@ -259,10 +285,18 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
         return ARGS_EXIT_USAGE;
     p->eval_spec = args_get(&a, ARGS_EVAL_LENGTHS) ? args_get(&a, ARGS_EVAL_LENGTHS)
                                                    : p->ps->eval_lengths;
+    /* a file task is evaluated on its test set, at its own lengths unless some are given
+     * (each run checks them against the file) */
+    const int file = task_is_file(p->c.task);
+    if (file && !args_get(&a, ARGS_EVAL_LENGTHS))
+        p->eval_spec = COMPARE_TEST_SET;
     static size_t lens[ARGS_MAX_LENGTHS]; /* checked here (every value), passed on as text */
     size_t nl;
     if (args_lengths_of(&a, ARGS_EVAL_LENGTHS, p->c.max_len, lens, &nl) ||
-        args_lengths("eval-lengths", p->eval_spec, p->c.max_len, lens, &nl))
+        (p->eval_spec != COMPARE_TEST_SET &&
+         args_lengths("eval-lengths", p->eval_spec, p->c.max_len, lens, &nl)))
+        return ARGS_EXIT_USAGE;
+    if (file && make_file_trace(&p->c, p->trace, sizeof p->trace) != 0)
         return ARGS_EXIT_USAGE;
     /* the list was checked by args_parse: known names, each once */
     if (args_models(args_get(&a, ARGS_MODELS), p->list, &p->nm))
@@ -308,10 +342,15 @@ static const char *setting_text(const config *c, const char *name, char buf[stat
 static int make_jobs(const compare_plan *p, compare_job *jl)
 {
     const config *c = &p->c;
-    /* the trace example: the first digits of pi, cut to the training range */
+    /* the trace example: the first digits of pi, cut to the training range (for a file
+     * task, the source of its first test example, made by parse_compare) */
     static const int pi[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
-    char trace[128] = "";
+    char trace[COMPARE_TRACE_MAX] = "";
     size_t tl = c->train_max < 12 ? c->train_max : 12;
+    if (p->trace[0]) {
+        snprintf(trace, sizeof trace, "%s", p->trace);
+        tl = 0;
+    }
     for (size_t i = 0; i < tl; i++) {
         char w[8];
         snprintf(w, sizeof w, i ? " %d" : "%d", pi[i] % (int)c->symbols);
@@ -348,10 +387,12 @@ static int make_jobs(const compare_plan *p, compare_job *jl)
             bad |= compare_job_arg(j, "--lr-schedule=%s", c->lr_schedule);
             bad |= compare_job_arg(j, "--lr-floor=%s", setting_text(c, "lr_floor", num[2]));
             bad |= compare_job_arg(j, "--val-samples=%zu", c->val_samples);
-            bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
+            if (p->eval_spec != COMPARE_TEST_SET)
+                bad |= compare_job_arg(j, "--eval-lengths=%s", p->eval_spec);
             bad |= compare_job_arg(j, "--samples=%zu", p->samples);
             bad |= compare_job_arg(j, "--cost-lengths=%s", p->ps->cost_lengths);
-            bad |= compare_job_arg(j, "--trace=%s", trace);
+            if (trace[0])
+                bad |= compare_job_arg(j, "--trace=%s", trace);
             bad |= compare_job_arg(j, "--out=%s", j->dir);
             bad |= compare_job_arg(j, "--quiet");
         }

@@ -22,56 +22,64 @@
 #define BIG 1e9 /* upper bound of counts and sizes: large enough, small enough to allocate */
 
 const config_field config_fields[] = {
-    {"model", CFG_STRING, F(model), 0, 0, NULL, "model to train (see `attnlab help models`)"},
-    {"task", CFG_STRING, F(task), 0, 0, NULL, "task: copy or reverse"},
-    {"symbols", CFG_SIZE, F(symbols), 2, 1000, NULL, "number of data symbols V"},
-    {"max_len", CFG_SIZE, F(max_len), 1, 4096, NULL, "longest sequence the model accepts"},
-    {"embed", CFG_SIZE, F(embed), 1, 4096, NULL, "embedding width E (recurrent models)"},
-    {"hidden", CFG_SIZE, F(hidden), 1, 4096, NULL, "recurrent state width H"},
-    {"attn", CFG_SIZE, F(attn), 1, 4096, NULL, "additive-attention width A"},
-    {"cell", CFG_STRING, F(cell), 0, 0, "gru,lstm", "recurrent cell of rnn_attention"},
+    {"model", CFG_STRING, F(model), 0, 0, NULL,
+     "model to train (see `attnlab help models`)", 0, 0},
+    {"task", CFG_STRING, F(task), 0, 0, NULL,
+     "task: copy, reverse, or file:PATH (SOURCE<TAB>TARGET lines)", CONFIG_TASK_MAX, 0},
+    {"symbols", CFG_SIZE, F(symbols), 2, 1000, NULL,
+     "number of data symbols V (file:PATH: its vocabulary's size)", 0, 0},
+    {"data_crc", CFG_ULONG, F(data_crc), 0, 4294967295.0, NULL,
+     "file:PATH: the CRC-32 the file must have (set by train; 0: not checked)", 0, 1},
+    {"max_len", CFG_SIZE, F(max_len), 1, 4096, NULL,
+     "longest sequence the model accepts", 0, 0},
+    {"embed", CFG_SIZE, F(embed), 1, 4096, NULL, "embedding width E (recurrent models)", 0, 0},
+    {"hidden", CFG_SIZE, F(hidden), 1, 4096, NULL, "recurrent state width H", 0, 0},
+    {"attn", CFG_SIZE, F(attn), 1, 4096, NULL, "additive-attention width A", 0, 0},
+    {"cell", CFG_STRING, F(cell), 0, 0, "gru,lstm", "recurrent cell of rnn_attention", 0, 0},
     {"forget_bias", CFG_DOUBLE, F(forget_bias), -100, 100, NULL,
-     "initial forget-gate bias of LSTM cells"},
-    {"d_model", CFG_SIZE, F(d_model), 1, 4096, NULL, "transformer width D"},
-    {"heads", CFG_SIZE, F(heads), 1, 256, NULL, "attention heads NH (divides d_model)"},
-    {"d_ff", CFG_SIZE, F(d_ff), 1, 16384, NULL, "transformer feed-forward width"},
-    {"layers", CFG_SIZE, F(layers), 1, 64, NULL, "transformer encoder and decoder layers"},
-    {"pos", CFG_STRING, F(pos), 0, 0, "sinusoidal,learned,none", "transformer positions"},
+     "initial forget-gate bias of LSTM cells", 0, 0},
+    {"d_model", CFG_SIZE, F(d_model), 1, 4096, NULL, "transformer width D", 0, 0},
+    {"heads", CFG_SIZE, F(heads), 1, 256, NULL, "attention heads NH (divides d_model)", 0, 0},
+    {"d_ff", CFG_SIZE, F(d_ff), 1, 16384, NULL, "transformer feed-forward width", 0, 0},
+    {"layers", CFG_SIZE, F(layers), 1, 64, NULL,
+     "transformer encoder and decoder layers", 0, 0},
+    {"pos", CFG_STRING, F(pos), 0, 0, "sinusoidal,learned,none",
+     "transformer positions", 0, 0},
     {"post_ln", CFG_BOOL, F(post_ln), 0, 1, NULL,
-     "a switch: layer norm after each residual, the paper's order (off: before it)"},
+     "a switch: layer norm after each residual, the paper's order (off: before it)", 0, 0},
     {"emb_scale", CFG_DOUBLE, F(emb_scale), 0, 1e6, NULL,
-     "transformer embeddings are multiplied by this before positions are added"},
-    {"emb_init", CFG_DOUBLE, F(emb_init), 0, 1e6, NULL, "std. dev. of embedding init"},
-    {"train_min", CFG_SIZE, F(train_min), 1, 4096, NULL, "shortest training length"},
-    {"train_max", CFG_SIZE, F(train_max), 1, 4096, NULL, "longest training length"},
-    {"steps", CFG_SIZE, F(steps), 1, BIG, NULL, "training steps"},
-    {"batch", CFG_SIZE, F(batch), 1, 65536, NULL, "sequences per step"},
-    {"lr", CFG_DOUBLE, F(lr), 1e-12, 1e300, NULL, "Adam learning rate"},
-    {"beta1", CFG_DOUBLE, F(beta1), 0, 0.999999, NULL, "Adam β1"},
-    {"beta2", CFG_DOUBLE, F(beta2), 0, 0.999999999, NULL, "Adam β2"},
-    {"eps", CFG_DOUBLE, F(eps), 1e-300, 1, NULL, "Adam ε"},
-    {"clip", CFG_DOUBLE, F(clip), 0, 1e12, NULL, "global gradient-norm bound (0: off)"},
-    {"warmup", CFG_SIZE, F(warmup), 0, BIG, NULL, "linear learning-rate warm-up steps"},
-    {"seed", CFG_ULONG, F(seed), 0, 4294967295.0, NULL, "random seed"},
-    {"threads", CFG_SIZE, F(threads), 1, 256, NULL, "BLAS threads"},
+     "transformer embeddings are multiplied by this before positions are added", 0, 0},
+    {"emb_init", CFG_DOUBLE, F(emb_init), 0, 1e6, NULL, "std. dev. of embedding init", 0, 0},
+    {"train_min", CFG_SIZE, F(train_min), 1, 4096, NULL, "shortest training length", 0, 0},
+    {"train_max", CFG_SIZE, F(train_max), 1, 4096, NULL, "longest training length", 0, 0},
+    {"steps", CFG_SIZE, F(steps), 1, BIG, NULL, "training steps", 0, 0},
+    {"batch", CFG_SIZE, F(batch), 1, 65536, NULL, "sequences per step", 0, 0},
+    {"lr", CFG_DOUBLE, F(lr), 1e-12, 1e300, NULL, "Adam learning rate", 0, 0},
+    {"beta1", CFG_DOUBLE, F(beta1), 0, 0.999999, NULL, "Adam β1", 0, 0},
+    {"beta2", CFG_DOUBLE, F(beta2), 0, 0.999999999, NULL, "Adam β2", 0, 0},
+    {"eps", CFG_DOUBLE, F(eps), 1e-300, 1, NULL, "Adam ε", 0, 0},
+    {"clip", CFG_DOUBLE, F(clip), 0, 1e12, NULL, "global gradient-norm bound (0: off)", 0, 0},
+    {"warmup", CFG_SIZE, F(warmup), 0, BIG, NULL, "linear learning-rate warm-up steps", 0, 0},
+    {"seed", CFG_ULONG, F(seed), 0, 4294967295.0, NULL, "random seed", 0, 0},
+    {"threads", CFG_SIZE, F(threads), 1, 256, NULL, "BLAS threads", 0, 0},
     {"log_every", CFG_SIZE, F(log_every), 1, BIG, NULL,
-     "steps between log lines, each with a validation"},
+     "steps between log lines, each with a validation", 0, 0},
     {"val_samples", CFG_SIZE, F(val_samples), 1, 65536, NULL,
-     "validation sequences (fresh, at lengths inside the training range)"},
+     "validation sequences (fresh, at lengths inside the training range)", 0, 0},
     {"patience", CFG_SIZE, F(patience), 0, BIG, NULL,
-     "stop after this many validations without improvement (0: run every step)"},
+     "stop after this many validations without improvement (0: run every step)", 0, 0},
     {"min_delta", CFG_DOUBLE, F(min_delta), 0, 1, NULL,
-     "validation token accuracy an improvement must add"},
+     "validation token accuracy an improvement must add", 0, 0},
     {"val_window", CFG_SIZE, F(val_window), 1, CONFIG_VAL_WINDOW_MAX, NULL,
-     "validations the plateau test averages (1: each alone)"},
+     "validations the plateau test averages (1: each alone)", 0, 0},
     {"stop_acc", CFG_DOUBLE, F(stop_acc), 0, 1, NULL,
-     "stop once the validation token accuracy reaches this (0: never)"},
+     "stop once the validation token accuracy reaches this (0: never)", 0, 0},
     {"lr_schedule", CFG_STRING, F(lr_schedule), 0, 0, "constant,cosine",
-     "learning rate after the warm-up"},
+     "learning rate after the warm-up", 0, 0},
     {"lr_floor", CFG_DOUBLE, F(lr_floor), 0, 1, NULL,
-     "cosine schedule: the last step's rate, as a fraction of --lr"},
+     "cosine schedule: the last step's rate, as a fraction of --lr", 0, 0},
     {"checkpoint_every", CFG_SIZE, F(checkpoint_every), 0, BIG, NULL,
-     "steps between resumable checkpoints (0: none before the end)"},
+     "steps between resumable checkpoints (0: none before the end)", 0, 0},
 };
 const size_t config_n_fields = sizeof config_fields / sizeof config_fields[0];
 
@@ -217,7 +225,8 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
         for (const char *p = text; *p; p++)
             if ((unsigned char)*p < 0x21 || *p == 0x7f)
                 printable = 0;
-        if (text[0] == '\0' || strlen(text) >= CONFIG_STR_MAX || !printable ||
+        const size_t size = f->size ? f->size : CONFIG_STR_MAX;
+        if (text[0] == '\0' || strlen(text) >= size || !printable ||
             (f->choices && !in_choices(f->choices, text))) {
             snprintf(err, n, "--%s: '%s' is not accepted (accepted: %s)", flag, text, range);
             return -1;
@@ -286,11 +295,13 @@ void config_format(const config *c, const config_field *f, char *buf, size_t n)
 
 int config_write_tsv(const config *c, FILE *out)
 {
-    char buf[128];
+    char buf[CONFIG_VALUE_MAX];
     if (fprintf(out, "key\tvalue\n") < 0)
         return -1;
     for (size_t k = 0; k < config_n_fields; k++) {
         config_format(c, &config_fields[k], buf, sizeof buf);
+        if (config_fields[k].optional && strcmp(buf, "0") == 0)
+            continue;
         if (fprintf(out, "%s\t%s\n", config_fields[k].name, buf) < 0)
             return -1;
     }
@@ -304,7 +315,7 @@ int config_read_text(config *c, const char *text, char *err, size_t n)
         const char *end = strchr(p, '\n');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         lineno++;
-        char line[256];
+        char line[CONFIG_VALUE_MAX + 64];
         if (len >= sizeof line) {
             snprintf(err, n, "configuration line %zu is too long", lineno);
             return -1;

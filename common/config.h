@@ -20,6 +20,10 @@
 #include <stdio.h>
 
 #define CONFIG_STR_MAX 64
+/* Bytes of the task field: "file:PATH" names a data file (task.h), so it holds a path. */
+#define CONFIG_TASK_MAX 256
+/* Room for the text of any field as config_format writes it (the task is the longest). */
+#define CONFIG_VALUE_MAX (CONFIG_TASK_MAX + 64)
 
 /* The most validations the plateau test may average (val_window). */
 #define CONFIG_VAL_WINDOW_MAX 64
@@ -27,8 +31,9 @@
 typedef struct config {
     /* what is trained */
     char model[CONFIG_STR_MAX]; /* registry name (model_registry in model.h) */
-    char task[CONFIG_STR_MAX];  /* copy, reverse */
+    char task[CONFIG_TASK_MAX]; /* copy, reverse, or file:PATH (your own data, task.h) */
     size_t symbols;             /* V data symbols 0..V-1; the vocabulary adds BOS = V */
+    unsigned long data_crc;     /* file:PATH: the CRC-32 of the file; 0: not checked */
     size_t max_len;             /* longest source/target sequence the model accepts */
 
     /* model sizes (each model reads the ones it needs) */
@@ -77,6 +82,9 @@ typedef struct config_field {
     double min, max;      /* accepted range of numbers, inclusive */
     const char *choices;  /* accepted strings, comma-separated; NULL means any */
     const char *help;
+    size_t size;          /* strings: bytes of the field, NUL included (0: CONFIG_STR_MAX) */
+    int optional;         /* 1: config_write_tsv leaves the field out while it is 0, so the
+                           * files of runs that do not use it stay as they were */
 } config_field;
 
 extern const config_field config_fields[];
@@ -112,7 +120,8 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
 /* Writes the value of field f into buf (round-trips exactly through config_set). */
 void config_format(const config *c, const config_field *f, char *buf, size_t n);
 
-/* Writes every field as "name<TAB>value" lines, with a header line "key<TAB>value". */
+/* Writes every field as "name<TAB>value" lines, with a header line "key<TAB>value"; an
+ * optional field is left out while it is 0 (a missing key reads back as 0). */
 int config_write_tsv(const config *c, FILE *out);
 
 /* Reads "name<TAB>value" lines written by config_write_tsv (or the same text held in a

@@ -23,8 +23,8 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
         }
         if (lens[k] > Lmax)
             Lmax = lens[k];
-        if (t->target_len(lens[k]) > Tmax)
-            Tmax = t->target_len(lens[k]);
+        if (task_target_len(t, lens[k]) > Tmax)
+            Tmax = task_target_len(t, lens[k]);
     }
     memset(out, 0, nl * sizeof *out);
     const size_t chunk = samples < EVAL_CHUNK ? samples : EVAL_CHUNK;
@@ -43,7 +43,7 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
     }
     int rc = 0;
     for (size_t k = 0; k < nl && rc == 0; k++) {
-        const size_t L = lens[k], Tt = t->target_len(L);
+        const size_t L = lens[k], Tt = task_target_len(t, L);
         eval_result *e = &out[k];
         e->len = L;
         e->tlen = Tt;
@@ -97,6 +97,123 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
     gsl_rng_free(r);
     batch_free(&b);
     free(pred);
+    return rc;
+}
+
+/* Decodes the B examples idx of one bucket (in b, pred of room B·Tt) and adds to e:
+ * correct tokens and sequences, tokens per position, and the loss summed per token. */
+static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, batch *b,
+                         int *pred, eval_result *e, size_t *tok, size_t *ntok, size_t *seq,
+                         double *loss, size_t *reach, char *err, size_t n)
+{
+    task_fill_examples(t, b, idx, B);
+    const size_t Ts = b->Ts, Tt = b->Tt;
+    if (m->ops->decode(m, b->src, B, Ts, Tt, pred) != 0) {
+        snprintf(err, n, "%s decode failed at length %zu: %s", m->ops->name, Ts,
+                 model_last_error());
+        return -1;
+    }
+    for (size_t i = 0; i < B; i++) {
+        size_t ok = 0;
+        for (size_t j = 0; j < Tt; j++) {
+            const int hit = pred[i * Tt + j] == b->tgt[i * Tt + j];
+            ok += (size_t)hit;
+            e->pos_acc[j] += hit;
+            reach[j]++;
+        }
+        *tok += ok;
+        *seq += ok == Tt;
+    }
+    const double l = m->ops->forward(m, b, NULL);
+    if (isnan(l)) {
+        snprintf(err, n, "%s forward failed at length %zu: %s", m->ops->name, Ts,
+                 model_last_error());
+        return -1;
+    }
+    *loss += l * (double)(B * Tt); /* the forward's mean is per token */
+    *ntok += B * Tt;
+    return 0;
+}
+
+int eval_data_run(model *m, const task *t, dataset_set s, const size_t *lens, size_t nl,
+                  eval_result *out, char *err, size_t n)
+{
+    const dataset *d = t->data;
+    const dataset_range bs = d->buckets[s];
+    memset(out, 0, nl * sizeof *out);
+    for (size_t k = 0; k < nl; k++)
+        if (lens[k] == 0 || lens[k] > m->cfg.max_len) {
+            snprintf(err, n, "evaluation length %zu is outside 1..%zu (the model's max_len)",
+                     lens[k], m->cfg.max_len);
+            return -1;
+        }
+    /* room for the largest bucket chunk of the set */
+    size_t Lmax = 1, Tmax = 1;
+    for (size_t i = bs.first; i < bs.first + bs.count; i++) {
+        Lmax = d->b[i].Ts > Lmax ? d->b[i].Ts : Lmax;
+        Tmax = d->b[i].Tt > Tmax ? d->b[i].Tt : Tmax;
+    }
+    batch b;
+    int *pred = malloc(EVAL_CHUNK * Tmax * sizeof *pred);
+    size_t *idx = malloc(EVAL_CHUNK * sizeof *idx), *reach = calloc(Tmax, sizeof *reach);
+    if (!pred || !idx || !reach || batch_alloc(&b, EVAL_CHUNK, Lmax, Tmax) != 0 ||
+        m->ops->reserve(m, EVAL_CHUNK, Lmax, Tmax) != 0) {
+        snprintf(err, n, "out of memory for evaluating sequences of length %zu", Lmax);
+        free(pred);
+        free(idx);
+        free(reach);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t k = 0; k < nl && rc == 0; k++) {
+        eval_result *e = &out[k];
+        e->len = lens[k];
+        for (size_t i = bs.first; i < bs.first + bs.count; i++)
+            if (d->b[i].Ts == lens[k] && d->b[i].Tt > e->tlen)
+                e->tlen = d->b[i].Tt;
+        if (e->tlen == 0) {
+            snprintf(err, n, "%s has no %s example of source length %zu", t->name,
+                     s == DATASET_TEST ? "test" : s == DATASET_VAL ? "validation" : "training",
+                     lens[k]);
+            rc = -1;
+            break;
+        }
+        if (!(e->pos_acc = calloc(e->tlen, sizeof(double)))) {
+            snprintf(err, n, "out of memory");
+            rc = -1;
+            break;
+        }
+        memset(reach, 0, Tmax * sizeof *reach);
+        size_t tok = 0, ntok = 0, seq = 0;
+        double loss = 0;
+        for (size_t i = bs.first; i < bs.first + bs.count && rc == 0; i++) {
+            const dataset_bucket *bk = &d->b[i];
+            if (bk->Ts != lens[k])
+                continue;
+            for (size_t done = 0; done < bk->ex.count && rc == 0; done += EVAL_CHUNK) {
+                const size_t B = bk->ex.count - done < EVAL_CHUNK ? bk->ex.count - done
+                                                                  : EVAL_CHUNK;
+                for (size_t j = 0; j < B; j++)
+                    idx[j] = bk->ex.first + done + j;
+                rc = eval_examples(m, t, idx, B, &b, pred, e, &tok, &ntok, &seq, &loss, reach,
+                                   err, n);
+                e->samples += B;
+            }
+        }
+        if (rc != 0)
+            break;
+        e->token_acc = (double)tok / (double)ntok;
+        e->seq_acc = (double)seq / (double)e->samples;
+        e->loss = loss / (double)ntok;
+        for (size_t j = 0; j < e->tlen; j++)
+            e->pos_acc[j] /= (double)reach[j];
+    }
+    if (rc != 0)
+        eval_free(out, nl);
+    batch_free(&b);
+    free(pred);
+    free(idx);
+    free(reach);
     return rc;
 }
 

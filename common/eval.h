@@ -10,6 +10,13 @@
  * The stream of length L is seeded from (seed, L) alone, so the sequences at a length do
  * not depend on which other lengths are evaluated, nor on anything drawn in training:
  * every model evaluated with the same seed sees exactly the same sequences.
+ *
+ * A file task (task.h) has fixed examples instead of a generator: eval_data_run decodes
+ * every example of one of its sets (validation or test) at each requested source
+ * length, bucket by bucket. The targets of one source length may differ in length:
+ * tlen is then the longest, token_acc counts over every target token, loss is the mean
+ * per target token, and pos_acc[i] is the accuracy at position i among the examples
+ * whose target reaches it. samples is the number of examples at that length.
  */
 #ifndef ATTNLAB_EVAL_H
 #define ATTNLAB_EVAL_H
@@ -31,6 +38,13 @@ typedef struct eval_result {
  * nl results; free them with eval_free. Returns 0, or -1 with one line in err. */
 int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samples,
              unsigned long seed, eval_result *out, char *err, size_t n);
+
+/* Evaluates m on every example of set s of the file task t whose source length is one
+ * of lens (nl of them, each at most max_len and each holding examples of that set), as
+ * described above. out must hold nl results; free them with eval_free. Returns 0, or -1
+ * with one line in err. */
+int eval_data_run(model *m, const task *t, dataset_set s, const size_t *lens, size_t nl,
+                  eval_result *out, char *err, size_t n);
 
 void eval_free(eval_result *r, size_t nl);
 

@@ -27,6 +27,7 @@
 
 #include "afile.h"
 #include "rundir.h"
+#include "task.h"
 #include "tsv.h"
 
 /* ---- matrices ------------------------------------------------------------------------ */
@@ -84,6 +85,7 @@ typedef struct vars_ctx {
     const report_facts *fx;
     const char *models;  /* the model names, space-separated */
     const char *lengths; /* the position lengths, space-separated */
+    const char *task;    /* the task as figures name it (task_short_name: "dates") */
 } vars_ctx;
 
 static int write_vars(FILE *f, const void *p)
@@ -93,7 +95,7 @@ static int write_vars(FILE *f, const void *p)
     fprintf(f, "# written by attnlab report: the facts the figure scripts need\n");
     fprintf(f, "train_min = %zu\ntrain_max = %zu\n", cfg->train_min, cfg->train_max);
     fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\ntask = \"%s\"\nmodels = \"%s\"\n",
-            cfg->symbols, cfg->task, v->models);
+            cfg->symbols, v->task, v->models);
     fprintf(f, "position_lengths = \"%s\"\nseeds = %zu\n", v->lengths, v->fx->seeds);
     return ferror(f) ? -1 : 0;
 }
@@ -116,9 +118,11 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
     lengths[0] = '\0';
     for (size_t k = 0, at = 0; k < fx->n_position_lengths; k++)
         at += (size_t)sprintf(lengths + at, k ? " %zu" : "%zu", fx->position_lengths[k]);
-    const char *bad = !gp_string_ok(fx->cfg->task) ? fx->cfg->task
-                      : !gp_string_ok(models)     ? models
-                                                  : NULL;
+    char task_word[CONFIG_TASK_MAX];
+    task_short_name(fx->cfg->task, task_word, sizeof task_word);
+    const char *bad = !gp_string_ok(task_word) ? task_word
+                      : !gp_string_ok(models)    ? models
+                                                 : NULL;
     int rc;
     if (bad) {
         char shown[100];
@@ -126,7 +130,7 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
                  "digits and _.:=,+-)", rundir_printable(bad, shown, sizeof shown));
         rc = -1;
     } else {
-        vars_ctx v = {fx, models, lengths};
+        vars_ctx v = {fx, models, lengths, task_word};
         rc = afile_write(out, "figure_vars.gp", write_vars, &v, err, n);
     }
     free(models);

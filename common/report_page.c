@@ -29,6 +29,7 @@
 
 #include "afile.h"
 #include "rundir.h"
+#include "task.h"
 #include "tsv.h"
 
 /* ---- the language ------------------------------------------------------------------- */
@@ -170,32 +171,54 @@ static void write_intro(FILE *f, const report_facts *fx)
                 is_model(fx->models[m], "transformer");
     }
     const config *c = fx->cfg;
+    /* the task as a word: a file task by its file's name ("dates"), escaped for HTML */
+    char name[CONFIG_TASK_MAX], *task_word = NULL;
+    size_t len = 0;
+    task_short_name(c->task, name, sizeof name);
+    FILE *tf = open_memstream(&task_word, &len);
+    if (!tf)
+        return;
+    html_text(tf, name);
+    fclose(tf);
     fputs("<h1>", f);
     if (lstm && attn && page_lang == REPORT_ZH) {
-        fprintf(f, "为什么注意力取代了 LSTM：%s 任务上的 %zu 个模型", c->task, fx->n_models);
+        fprintf(f, "为什么注意力取代了 LSTM：%s 任务上的 %zu 个模型", task_word, fx->n_models);
     } else if (lstm && attn) {
         fprintf(f, "Why attention replaced the LSTM: %zu models on the %s task", fx->n_models,
-                c->task);
+                task_word);
     } else {
         for (size_t m = 0; m < fx->n_models; m++) {
             fputs(m ? ", " : "", f);
             html_group(f, fx->models[m]);
         }
-        fprintf(f, page_lang == REPORT_ZH ? "：%s 任务" : " on the %s task", c->task);
+        fprintf(f, page_lang == REPORT_ZH ? "：%s 任务" : " on the %s task", task_word);
     }
     fputs("</h1>\n<p>", f);
-    if (page_lang == REPORT_ZH)
+    const int file = task_is_file(c->task);
+    if (page_lang == REPORT_ZH && file)
+        fprintf(f, "任务 %s（你自己的数据，%s），%zu 个数据符号（随机猜对的概率 1/%zu），训练长度 "
+                "%zu–%zu；每个模型最多 %zu 个种子。准确率用贪心解码在测试集的每个例子上测得，"
+                "按源序列长度列出。", task_word, c->task + strlen(TASK_FILE_PREFIX), c->symbols,
+                c->symbols, c->train_min, c->train_max, fx->seeds);
+    else if (file)
+        fprintf(f, "Task %s (your own data, %s) with %zu data symbols (chance: 1/%zu), "
+                "trained on lengths %zu–%zu; up to %zu seed(s) per model. Accuracy is "
+                "measured by greedy decoding on every example of the test set, by source "
+                "length.", task_word, c->task + strlen(TASK_FILE_PREFIX), c->symbols,
+                c->symbols, c->train_min, c->train_max, fx->seeds);
+    else if (page_lang == REPORT_ZH)
         fprintf(f, "任务 %s，%zu 个数据符号（随机猜对的概率 1/%zu），训练长度 %zu–%zu；每个模型"
                 "最多 %zu 个种子。准确率用贪心解码在新生成的序列上测得，覆盖训练范围之内和之外"
-                "的每个评估长度。", c->task, c->symbols, c->symbols, c->train_min,
+                "的每个评估长度。", task_word, c->symbols, c->symbols, c->train_min,
                 c->train_max, fx->seeds);
     else
         fprintf(f, "Task %s with %zu data symbols (chance: 1/%zu), trained on lengths "
                 "%zu–%zu; up to %zu seed(s) per model. Accuracy is measured by greedy "
                 "decoding on fresh sequences at every evaluated length, inside the training "
-                "range and beyond it.", c->task, c->symbols, c->symbols, c->train_min,
+                "range and beyond it.", task_word, c->symbols, c->symbols, c->train_min,
                 c->train_max, fx->seeds);
     fputs("</p>\n", f);
+    free(task_word);
 }
 
 /* What length L is to the training range of c. */
@@ -229,16 +252,16 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx)
         fprintf(f, "<th>%s</th>", T(*heads[h]));
     fputs("</tr>\n", f);
     for (size_t r = 0; r < t->rows; r++) {
-        const char *model = tsv_get(t, r, (size_t)at[MODEL]);
-        const int first = r == 0 || strcmp(tsv_get(t, r - 1, (size_t)at[MODEL]), model) != 0;
+        const char *group = tsv_get(t, r, (size_t)at[MODEL]);
+        const int first = r == 0 || strcmp(tsv_get(t, r - 1, (size_t)at[MODEL]), group) != 0;
         fputs("<tr>", f);
         if (first) {
             size_t span = 1;
             while (r + span < t->rows &&
-                   strcmp(tsv_get(t, r + span, (size_t)at[MODEL]), model) == 0)
+                   strcmp(tsv_get(t, r + span, (size_t)at[MODEL]), group) == 0)
                 span++;
             fprintf(f, "<th class=\"m\" rowspan=\"%zu\">", span);
-            html_group(f, model);
+            html_group(f, group);
             fputs("</th>", f);
             for (int k = PARAMS; k <= SECS; k++) {
                 fprintf(f, "<td rowspan=\"%zu\">", span);

@@ -187,7 +187,7 @@ static int load_config(rundir *r, const char *dir, char *err, size_t n)
                  rundir_printable(r->cfg.model, why, sizeof why), model_names());
         return -1;
     }
-    if (!task_lookup(r->cfg.task)) {
+    if (!task_known(r->cfg.task)) {
         snprintf(err, n, "%s: task '%s' is not a task of this build (accepted: %s)", path,
                  rundir_printable(r->cfg.task, why, sizeof why), task_names());
         return -1;

@@ -66,8 +66,15 @@ int rundir_check_value(const table_ctx *t, const col_spec *c, const char *s, siz
         break;
     case K_POSITION: {
         const size_t L = len_at >= 0 ? (size_t)row[len_at] : t->cfg->max_len;
-        const size_t T = t->task->target_len(L);
-        whole = 1, lo = 1, hi = (double)T;
+        whole = 1, lo = 1;
+        if (!t->task) { /* a file task: its targets are at most max_len long */
+            hi = (double)t->cfg->max_len;
+            snprintf(range, sizeof range, "a whole number in [1, %zu], the run's max_len",
+                     t->cfg->max_len);
+            break;
+        }
+        const size_t T = task_target_len(t->task, L);
+        hi = (double)T;
         snprintf(range, sizeof range, "a whole number in [1, %zu], the output length of %s "
                  "at len %zu", T, t->task->name, L);
         break;

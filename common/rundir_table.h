@@ -40,7 +40,7 @@ typedef struct col_spec {
 /* What the checks of one table need to know about the run. */
 typedef struct table_ctx {
     const config *cfg;
-    const task *task;
+    const task *task; /* a generated task; NULL for a file task (its file is not read) */
     const char *path; /* the file, for messages */
 } table_ctx;
 

@@ -251,9 +251,12 @@ static int write_positions(FILE *f, const void *p)
     fprintf(f, "model\tlen\tposition\tseeds\tacc_mean\tacc_min\tacc_max\n");
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
-        const task *t = task_lookup(g->runs[0]->cfg.task); /* checked by rundir_load */
+        /* checked by rundir_load; NULL for a file task, whose positions go up to max_len
+         * (the rows a run does not have are skipped below) */
+        const task *t = task_lookup(g->runs[0]->cfg.task);
         for (size_t k = 0; k < c->nlens; k++) {
-            const size_t L = c->lens[k], T = t->target_len(L);
+            const size_t L = c->lens[k];
+            const size_t T = t ? task_target_len(t, L) : g->runs[0]->cfg.max_len;
             for (size_t pos = 1; pos <= T; pos++) {
                 stat_acc a = {0};
                 for (size_t i = 0; i < g->n; i++) {

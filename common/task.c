@@ -1,8 +1,13 @@
-/* task.c — the task registry and batch generation (see task.h). */
+/* task.c — the task registry, batch generation, and the tasks read from a file (see
+ * task.h). */
 #include "task.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rng.h"
 
 /* Every task; add a new one here after writing its file. */
 static const task *const tasks[] = {&task_copy, &task_reverse, NULL};
@@ -18,13 +23,106 @@ const task *task_lookup(const char *name)
 const char *task_names(void)
 {
     static char names[256];
-    if (!names[0])
+    if (!names[0]) {
         for (size_t k = 0; tasks[k]; k++) {
-            if (k)
-                strncat(names, ", ", sizeof names - strlen(names) - 1);
             strncat(names, tasks[k]->name, sizeof names - strlen(names) - 1);
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
         }
+        strncat(names, TASK_FILE_PREFIX "PATH", sizeof names - strlen(names) - 1);
+    }
     return names;
+}
+
+const task *task_at(size_t k)
+{
+    for (size_t i = 0; tasks[i]; i++)
+        if (i == k)
+            return tasks[i];
+    return NULL;
+}
+
+int task_is_file(const char *name)
+{
+    const size_t k = strlen(TASK_FILE_PREFIX);
+    return strncmp(name, TASK_FILE_PREFIX, k) == 0 && name[k] != '\0';
+}
+
+int task_known(const char *name) { return task_lookup(name) || task_is_file(name); }
+
+void task_short_name(const char *name, char *buf, size_t n)
+{
+    if (!task_is_file(name)) {
+        snprintf(buf, n, "%s", name);
+        return;
+    }
+    const char *path = name + strlen(TASK_FILE_PREFIX), *slash = strrchr(path, '/');
+    const char *base = slash && slash[1] ? slash + 1 : path, *dot = strrchr(base, '.');
+    const size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    snprintf(buf, n, "%.*s", (int)len, base);
+}
+
+/* A task read from a file: the table and the data it points to, allocated together. */
+typedef struct file_task {
+    task t;
+    dataset d;
+    char name[CONFIG_TASK_MAX];
+} file_task;
+
+const task *task_open(const config *c, char *err, size_t n)
+{
+    if (!task_is_file(c->task)) {
+        const task *t = task_lookup(c->task);
+        if (!t)
+            snprintf(err, n, "unknown task '%s' (accepted: %s)", c->task, task_names());
+        return t;
+    }
+    file_task *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, n, "out of memory");
+        return NULL;
+    }
+    const char *path = c->task + strlen(TASK_FILE_PREFIX);
+    if (dataset_read(&f->d, path, c->max_len, err, n) != 0) {
+        free(f);
+        return NULL;
+    }
+    if (c->data_crc && (f->d.crc != c->data_crc || f->d.V != c->symbols)) {
+        snprintf(err, n, "%.200s has changed since the run was trained (its CRC-32 is %lu, "
+                 "the run's --data-crc %lu): put the file the run was trained on back, or "
+                 "train again", path, (unsigned long)f->d.crc, c->data_crc);
+        dataset_free(&f->d);
+        free(f);
+        return NULL;
+    }
+    snprintf(f->name, sizeof f->name, "%s", c->task);
+    f->t.name = f->name;
+    f->t.about = "your own data: SOURCE<TAB>TARGET lines";
+    f->t.data = &f->d;
+    return &f->t;
+}
+
+void task_close(const task *t)
+{
+    if (!t || !t->data)
+        return;
+    /* t is the first member of its file_task */
+    file_task *f = (file_task *)(void *)(uintptr_t)t;
+    dataset_free(&f->d);
+    free(f);
+}
+
+size_t task_target_len(const task *t, size_t Ts)
+{
+    return t->data ? dataset_target_len(t->data, Ts) : t->target_len(Ts);
+}
+
+size_t task_max_target_len(const task *t, size_t lo, size_t hi)
+{
+    size_t top = 0;
+    for (size_t L = lo; L <= hi; L++)
+        if (task_target_len(t, L) > top)
+            top = task_target_len(t, L);
+    return top;
 }
 
 int batch_alloc(batch *b, size_t B, size_t Ts, size_t Tt)
@@ -50,13 +148,17 @@ void batch_free(batch *b)
 
 void task_complete(const task *t, batch *b, size_t B, size_t Ts, size_t nsym)
 {
-    const size_t Tt = t->target_len(Ts);
+    const size_t Tt = task_target_len(t, Ts);
     b->B = B;
     b->Ts = Ts;
     b->Tt = Tt;
     for (size_t i = 0; i < B; i++) {
         int *tgt = b->tgt + i * Tt, *din = b->dec_in + i * Tt;
-        t->target(tgt, b->src + i * Ts, Ts, nsym);
+        if (t->data) /* a stand-in of the right shape: the source, repeated */
+            for (size_t k = 0; k < Tt; k++)
+                tgt[k] = b->src[i * Ts + k % Ts];
+        else
+            t->target(tgt, b->src + i * Ts, Ts, nsym);
         /* teacher forcing: the decoder reads BOS, y_1, ..., y_{Tt-1} */
         din[0] = (int)nsym;
         for (size_t k = 1; k < Tt; k++)
@@ -69,6 +171,44 @@ void task_fill(const task *t, batch *b, size_t B, size_t Ts, size_t nsym, const 
     for (size_t i = 0; i < B * Ts; i++)
         b->src[i] = (int)gsl_rng_uniform_int(r, (unsigned long)nsym);
     task_complete(t, b, B, Ts, nsym);
+}
+
+/* Puts example e of t's data into row i of b (whose Ts and Tt are e's). */
+static void put_example(const task *t, batch *b, size_t i, size_t e)
+{
+    const dataset_example *x = &t->data->ex[e];
+    int *tgt = b->tgt + i * b->Tt, *din = b->dec_in + i * b->Tt;
+    memcpy(b->src + i * b->Ts, x->src, b->Ts * sizeof *x->src);
+    memcpy(tgt, x->tgt, b->Tt * sizeof *x->tgt);
+    /* teacher forcing: BOS, y_1, ..., y_{Tt-1} */
+    din[0] = (int)t->data->V;
+    for (size_t k = 1; k < b->Tt; k++)
+        din[k] = tgt[k - 1];
+}
+
+void task_fill_examples(const task *t, batch *b, const size_t *idx, size_t B)
+{
+    b->B = B;
+    b->Ts = t->data->ex[idx[0]].Ts;
+    b->Tt = t->data->ex[idx[0]].Tt;
+    for (size_t i = 0; i < B; i++)
+        put_example(t, b, i, idx[i]);
+}
+
+void task_train_batch(const task *t, batch *b, size_t B, const config *c, const gsl_rng *r)
+{
+    if (!t->data) { /* exactly the draws of a generated task, in the same order */
+        const size_t L = rng_range(r, c->train_min, c->train_max);
+        task_fill(t, b, B, L, c->symbols, r);
+        return;
+    }
+    const dataset_bucket *bk =
+        dataset_pick_bucket(t->data, DATASET_TRAIN, c->train_min, c->train_max, r);
+    b->B = B;
+    b->Ts = bk->Ts;
+    b->Tt = bk->Tt;
+    for (size_t i = 0; i < B; i++)
+        put_example(t, b, i, dataset_draw(bk, r));
 }
 
 int task_parse_tokens(const char *line, int *out, size_t max, size_t nsym, size_t *count,
@@ -116,4 +256,22 @@ int task_parse_tokens(const char *line, int *out, size_t max, size_t nsym, size_
     }
     *count = k;
     return 0;
+}
+
+int task_parse(const task *t, size_t nsym, const char *line, int *out, size_t max,
+               size_t *count, char *err, size_t n)
+{
+    if (t->data)
+        return dataset_parse_words(t->data, line, out, max, count, err, n);
+    return task_parse_tokens(line, out, max, nsym, count, err, n);
+}
+
+void task_symbol(const task *t, size_t nsym, int tok, char *buf, size_t n)
+{
+    if (tok == (int)nsym)
+        snprintf(buf, n, "BOS");
+    else if (t && t->data && tok >= 0 && (size_t)tok < t->data->V)
+        snprintf(buf, n, "%s", t->data->words[tok]);
+    else
+        snprintf(buf, n, "%d", tok);
 }

@@ -118,12 +118,35 @@ int train_val_update(train_best *best, const config *c, size_t step, double seco
 static int validate(model *m, const task *t, const config *c, double v[4], char *err,
                     size_t n)
 {
-    size_t lens[TRAIN_VAL_LENGTHS];
-    const size_t nl = train_val_lengths(c, lens);
-    const size_t per = c->val_samples / nl ? c->val_samples / nl : 1;
+    size_t lens[TRAIN_VAL_LENGTHS], nl;
     eval_result res[TRAIN_VAL_LENGTHS];
-    if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, res, err, n) != 0)
-        return -1;
+    if (t->data) {
+        /* a file task: its validation set, at every source length of the training range
+         * (at most TRAIN_VAL_LENGTHS of them, spread as for a generated task) */
+        size_t *all = malloc((t->data->max_Ts + 1) * sizeof *all);
+        if (!all) {
+            snprintf(err, n, "out of memory");
+            return -1;
+        }
+        const size_t na = dataset_lengths(t->data, DATASET_VAL, c->train_min, c->train_max,
+                                          all);
+        nl = na < TRAIN_VAL_LENGTHS ? na : TRAIN_VAL_LENGTHS;
+        for (size_t k = 0; k < nl; k++)
+            lens[k] = all[nl == 1 ? na - 1 : k * (na - 1) / (nl - 1)];
+        free(all);
+        if (nl == 0) {
+            snprintf(err, n, "%s: no validation example has a source length in %zu..%zu",
+                     t->name, c->train_min, c->train_max);
+            return -1;
+        }
+        if (eval_data_run(m, t, DATASET_VAL, lens, nl, res, err, n) != 0)
+            return -1;
+    } else {
+        nl = train_val_lengths(c, lens);
+        const size_t per = c->val_samples / nl ? c->val_samples / nl : 1;
+        if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, res, err, n) != 0)
+            return -1;
+    }
     v[0] = v[1] = v[2] = 0;
     for (size_t k = 0; k < nl; k++) {
         v[0] += res[k].loss / (double)nl;
@@ -173,7 +196,8 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
     const optim_schedule sched = (optim_schedule)optim_schedule_lookup(c->lr_schedule);
     const model_ops *ops = m->ops;
     arena *p = &m->params;
-    const size_t B = c->batch, Lmax = c->train_max, Tmax = t->target_len(Lmax);
+    const size_t B = c->batch, Lmax = c->train_max;
+    const size_t Tmax = task_max_target_len(t, c->train_min, Lmax);
     batch b;
     int *pred = NULL;
     if (!hooks)
@@ -202,8 +226,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             rc = TRAIN_STOPPED;
             break;
         }
-        const size_t L = rng_range(r->s[RNG_TRAIN], c->train_min, c->train_max);
-        task_fill(t, &b, B, L, c->symbols, r->s[RNG_TRAIN]);
+        task_train_batch(t, &b, B, c, r->s[RNG_TRAIN]);
         arena_zero_grad(p);
         double loss = ops->forward(m, &b, pred);
         if (isnan(loss) && model_last_error()[0]) {
