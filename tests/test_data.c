@@ -454,6 +454,48 @@ START_TEST(each_model_trains_on_a_file_and_shows_its_words)
 }
 END_TEST
 
+/* A stopped run on a file resumes while the file is the same, and is refused, in one line
+ * naming the change, once the file differs: resuming would train on other examples. */
+START_TEST(a_stopped_run_resumes_only_on_its_own_file)
+{
+    char path[256], task_arg[300], dir[300], file[400];
+    char *data = letters_text(120, 0);
+    write_file(path, sizeof path, "resume.tsv", data);
+    snprintf(task_arg, sizeof task_arg, "file:%s", path);
+    snprintf(dir, sizeof dir, "%s/run-resume", tmpdir());
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"train", "--model", "lstm", "--task", task_arg,
+                                            "--hidden", "8", "--embed", "4", "--steps", "30",
+                                            "--checkpoint-every", "10", "--out", dir,
+                                            "--quiet", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    /* stopped after its last checkpoint: the files of a finished run removed */
+    static const char *const end[] = {"eval.tsv", "eval_positions.tsv", "model.ckpt",
+                                      "build.tsv"};
+    for (size_t k = 0; k < 4; k++) {
+        snprintf(file, sizeof file, "%s/%s", dir, end[k]);
+        ck_assert_int_eq(unlink(file), 0);
+    }
+    /* one example more: refused, and nothing of the run is touched */
+    FILE *f = fopen(path, "a");
+    fputs("x y\ty x\n", f);
+    fclose(f);
+    cli_run(&r, NULL, (const char *const[]){"train", "--resume", dir, "--quiet", NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_uint_eq(cli_count_lines(r.err), 1);
+    ck_assert_msg(strstr(r.err, "has changed since the run began"), "%s", r.err);
+    snprintf(file, sizeof file, "%s/model.ckpt", dir);
+    ck_assert_int_ne(access(file, F_OK), 0);
+    /* the file as it was: the run resumes and finishes */
+    write_file(path, sizeof path, "resume.tsv", data);
+    free(data);
+    cli_run(&r, NULL, (const char *const[]){"train", "--resume", dir, "--quiet", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_int_eq(access(file, F_OK), 0);
+    cli_remove(dir);
+}
+END_TEST
+
 START_TEST(bad_files_and_disagreeing_flags_are_usage_errors)
 {
     char path[256], task_arg[300];
@@ -505,6 +547,7 @@ Suite *make_data_suite(void)
     tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, each_model_trains_on_a_file_and_shows_its_words, 0, 3);
+    tcase_add_test(tc, a_stopped_run_resumes_only_on_its_own_file);
     tcase_add_test(tc, bad_files_and_disagreeing_flags_are_usage_errors);
     suite_add_tcase(s, tc);
     return s;
