@@ -24,301 +24,24 @@
  * Runs the built program (the path in $ATTNLAB, default build/attnlab) from the top of
  * the source tree, like the other suites. */
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/cli.h"
+#include "handout.h"
 #include "testutil.h"
 
 #define MAX_LABS 32
-#define MAX_ARGS 96
-#define MAX_CMDS 128
-#define PATH_LEN 512
-#define LINE_LEN 4096
 
 /* ---- small helpers ------------------------------------------------------------------ */
-
-static const char *program(void)
-{
-    const char *p = getenv("ATTNLAB");
-    return p && *p ? p : "build/attnlab";
-}
-
-/* Reads a whole file into a new NUL-terminated string (NULL when it cannot). */
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += got;
-        if (cap - len < 2) {
-            char *more = realloc(buf, cap * 2);
-            if (!more) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = more;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[len] = '\0';
-    return buf;
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* The file names matching pattern, sorted (glob), copied into out; returns the count. */
-static size_t find_files(const char *pattern, char (*out)[PATH_LEN], size_t max)
-{
-    glob_t g;
-    size_t n = 0;
-    if (glob(pattern, 0, NULL, &g) == 0) {
-        for (; n < g.gl_pathc && n < max; n++)
-            snprintf(out[n], PATH_LEN, "%s", g.gl_pathv[n]);
-        globfree(&g);
-    }
-    return n;
-}
 
 /* The last path component. */
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
-}
-
-/* ---- reading the commands of a handout ---------------------------------------------- */
-
-/* One command of a handout: its words, as the shell would pass them. */
-typedef struct cmd {
-    char *argv[MAX_ARGS + 1];
-    int argc;
-    int line;       /* line of the file where the command starts */
-    int is_attnlab; /* 1: attnlab (or a lab's copy of it); 0: gnuplot */
-} cmd;
-
-/* Everything read from one handout. */
-typedef struct handout {
-    char path[PATH_LEN];
-    char *text;
-    cmd cmds[MAX_CMDS];
-    size_t ncmds;
-    char *sh;      /* every logical line of its sh blocks, '\n'-separated */
-    char err[PATH_LEN + 256]; /* why a command line could not be read ("" if all could) */
-} handout;
-
-/* Splits one logical shell line into words, the way sh does for the simple commands the
- * handouts may use: blanks separate words; '...' is literal; "..." allows \" \\ \$ \`;
- * a backslash outside quotes escapes the next character. An unquoted | ends a pipeline
- * segment and is returned as the word "|". *bad is set when the segment holds anything a
- * handout's attnlab line must not (expansions, redirections, globs, lists). Returns the
- * number of words, or -1 when the line is too long or a quote is not closed. */
-static int split_words(const char *s, char **out, int max, int *bad_segments)
-{
-    int n = 0, seg = 0;
-    *bad_segments = 0;
-    while (*s) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s)
-            break;
-        if (n == max)
-            return -1;
-        if (*s == '|') {
-            out[n++] = strdup("|");
-            s++;
-            seg++;
-            continue;
-        }
-        char word[LINE_LEN];
-        size_t k = 0;
-        while (*s && *s != ' ' && *s != '\t' && *s != '|') {
-            if (k + 2 >= sizeof word)
-                return -1;
-            if (*s == '\'') {
-                const char *end = strchr(s + 1, '\'');
-                if (!end)
-                    return -1;
-                for (s++; s < end && k + 2 < sizeof word; s++)
-                    word[k++] = *s;
-                s = end + 1;
-            } else if (*s == '"') {
-                for (s++; *s && *s != '"'; s++) {
-                    if (*s == '$' || *s == '`')
-                        *bad_segments |= 1 << seg;
-                    if (*s == '\\' && s[1] && strchr("\"\\$`", s[1]))
-                        s++;
-                    if (k + 2 < sizeof word)
-                        word[k++] = *s;
-                }
-                if (*s != '"')
-                    return -1;
-                s++;
-            } else if (*s == '\\' && s[1]) {
-                word[k++] = s[1];
-                s += 2;
-            } else {
-                if (strchr("$`;&<>()*?[]{}#~", *s))
-                    *bad_segments |= 1 << seg;
-                word[k++] = *s++;
-            }
-        }
-        word[k] = '\0';
-        out[n++] = strdup(word);
-    }
-    return n;
-}
-
-/* Is word the attnlab program as a handout writes it? */
-static int is_attnlab_word(const char *w)
-{
-    const size_t n = strlen(w), k = strlen("build/attnlab");
-    return strcmp(w, "build/attnlab") == 0 ||
-           (n > k && strcmp(w + n - k - 1, "/build/attnlab") == 0);
-}
-
-/* Records the attnlab and gnuplot commands of one logical line (all its segments). */
-static void add_line(handout *h, const char *line, int lineno)
-{
-    char *words[MAX_ARGS + 1];
-    int bad = 0;
-    int n = split_words(line, words, MAX_ARGS, &bad);
-    if (n < 0) {
-        if (!h->err[0])
-            snprintf(h->err, sizeof h->err, "%s:%d: cannot split the line into words",
-                     h->path, lineno);
-        return;
-    }
-    int seg = 0;
-    for (int i = 0; i < n;) {
-        int end = i;
-        while (end < n && strcmp(words[end], "|") != 0)
-            end++;
-        const int attnlab = end > i && is_attnlab_word(words[i]);
-        const int gnuplot = end > i && strcmp(words[i], "gnuplot") == 0;
-        if ((attnlab || gnuplot) && (bad & (1 << seg)) && !h->err[0])
-            snprintf(h->err, sizeof h->err, "%s:%d: a command of the handout uses shell "
-                     "expansion, redirection or a list; write it as a plain command",
-                     h->path, lineno);
-        if ((attnlab || gnuplot) && h->ncmds < MAX_CMDS) {
-            cmd *c = &h->cmds[h->ncmds++];
-            c->argc = 0;
-            c->line = lineno;
-            c->is_attnlab = attnlab;
-            for (int k = i; k < end; k++)
-                c->argv[c->argc++] = strdup(words[k]);
-            c->argv[c->argc] = NULL;
-        }
-        i = end + 1;
-        seg++;
-    }
-    for (int i = 0; i < n; i++)
-        free(words[i]);
-}
-
-/* Appends text and a newline to the growing string *s. */
-static void append_line(char **s, const char *text)
-{
-    size_t a = *s ? strlen(*s) : 0, b = strlen(text);
-    char *t = realloc(*s, a + b + 2);
-    ck_assert_ptr_nonnull(t);
-    memcpy(t + a, text, b);
-    t[a + b] = '\n';
-    t[a + b + 1] = '\0';
-    *s = t;
-}
-
-/* Reads a handout: its text, and the commands of its ```sh blocks (lines ending in '\'
- * joined to the next). */
-static void handout_read(handout *h, const char *path)
-{
-    memset(h, 0, sizeof *h);
-    snprintf(h->path, sizeof h->path, "%s", path);
-    h->text = read_file(path);
-    ck_assert_msg(h->text != NULL, "cannot read %s", path);
-    int in_sh = 0, in_fence = 0, lineno = 0, start = 0;
-    char logical[LINE_LEN] = "";
-    for (const char *p = h->text; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char line[LINE_LEN];
-        if (len >= sizeof line)
-            len = sizeof line - 1;
-        memcpy(line, p, len);
-        line[len] = '\0';
-        p = nl ? nl + 1 : p + strlen(p);
-        lineno++;
-        const char *t = line;
-        while (*t == ' ')
-            t++;
-        if (strncmp(t, "```", 3) == 0) {
-            if (in_fence) {
-                in_fence = in_sh = 0;
-            } else {
-                in_fence = 1;
-                const char *lang = t + 3;
-                in_sh = strncmp(lang, "sh", 2) == 0 && (lang[2] == '\0' || lang[2] == ' ');
-            }
-            continue;
-        }
-        if (!in_sh)
-            continue;
-        if (!logical[0])
-            start = lineno;
-        const size_t l = strlen(t), have = strlen(logical);
-        const int more = l > 0 && t[l - 1] == '\\';
-        if (have + l + 2 < sizeof logical) {
-            const size_t take = more ? l - 1 : l;
-            memcpy(logical + have, t, take);
-            logical[have + take] = more ? ' ' : '\0';
-            logical[have + take + (more ? 1 : 0)] = '\0';
-        }
-        if (more)
-            continue;
-        if (logical[0]) {
-            append_line(&h->sh, logical);
-            add_line(h, logical, start);
-        }
-        logical[0] = '\0';
-    }
-    if (!h->sh)
-        h->sh = strdup("");
-}
-
-static void handout_free(handout *h)
-{
-    for (size_t i = 0; i < h->ncmds; i++)
-        for (int k = 0; k < h->cmds[i].argc; k++)
-            free(h->cmds[i].argv[k]);
-    free(h->text);
-    free(h->sh);
-}
-
-/* The command as text, for messages. */
-static void cmd_text(const cmd *c, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    for (int k = 0; k < c->argc; k++) {
-        strncat(buf, k ? " " : "", n - strlen(buf) - 1);
-        strncat(buf, c->argv[k], n - strlen(buf) - 1);
-    }
 }
 
 /* ---- the handouts, found once when the suite is built ------------------------------- */
@@ -328,112 +51,9 @@ static size_t n_en, n_zh, n_keys;
 
 static void find_handouts(void)
 {
-    n_en = find_files("docs/labs/[0-9][0-9]-*.md", labs_en, MAX_LABS);
-    n_zh = find_files("docs/zh/labs/[0-9][0-9]-*.md", labs_zh, MAX_LABS);
-    n_keys = find_files("docs/labs/keys/[0-9][0-9]-*.md", keys, MAX_LABS);
-}
-
-/* ---- running a command ----------------------------------------------------------------- */
-
-/* Runs argv (argv[0] is executed: a path, or a name looked up in PATH when search is set)
- * from the top of the tree with standard input from /dev/null and both outputs into
- * log. Returns the exit status, -1 when it died of a signal, 127 when it could not start. */
-static int run_argv(char *const *argv, int search, const char *log)
-{
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || out < 0)
-            _exit(127);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        if (search)
-            execvp(argv[0], argv);
-        else
-            execv(argv[0], argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The last part of a log, for a failure message. */
-static void log_tail(const char *log, char *buf, size_t n)
-{
-    char *text = read_file(log);
-    buf[0] = '\0';
-    if (text) {
-        size_t len = strlen(text);
-        snprintf(buf, n, "%s", len >= n ? text + len - (n - 1) : text);
-        free(text);
-    }
-}
-
-/* A growing argument vector of owned strings. */
-typedef struct argvec {
-    char *v[2 * MAX_ARGS + 8];
-    int n;
-} argvec;
-
-static void av_push(argvec *a, const char *s)
-{
-    ck_assert(a->n < (int)(sizeof a->v / sizeof a->v[0]) - 1);
-    a->v[a->n++] = strdup(s);
-    a->v[a->n] = NULL;
-}
-
-static void av_free(argvec *a)
-{
-    for (int i = 0; i < a->n; i++)
-        free(a->v[i]);
-    a->n = 0;
-}
-
-/* s with every "results/labs/" moved under dir (into a new string). */
-static char *relocate(const char *s, const char *dir)
-{
-    static const char key[] = "results/labs/";
-    size_t extra = 0;
-    for (const char *p = strstr(s, key); p; p = strstr(p + 1, key))
-        extra += strlen(dir) + 1;
-    char *out = malloc(strlen(s) + extra + 1), *o = out;
-    ck_assert_ptr_nonnull(out);
-    for (const char *p = s; *p;) {
-        if (strncmp(p, key, sizeof key - 1) == 0 && (p == s || p[-1] != '/')) {
-            o += sprintf(o, "%s/", dir);
-        }
-        *o++ = *p++;
-    }
-    *o = '\0';
-    return out;
-}
-
-/* Builds the argument vector of c for running: the program (for attnlab) or gnuplot,
- * then the words, relocated under dir when dir is not NULL. */
-static void build_args(argvec *a, const cmd *c, const char *dir)
-{
-    a->n = 0;
-    av_push(a, c->is_attnlab ? program() : c->argv[0]);
-    for (int k = 1; k < c->argc; k++) {
-        char *w = dir ? relocate(c->argv[k], dir) : strdup(c->argv[k]);
-        av_push(a, w);
-        free(w);
-    }
-}
-
-/* Does c hold the flag (as "--flag" or "--flag=...")? */
-static int has_flag(const cmd *c, const char *flag)
-{
-    const size_t n = strlen(flag);
-    for (int k = 2; k < c->argc; k++)
-        if (strncmp(c->argv[k], flag, n) == 0 && (c->argv[k][n] == '\0' || c->argv[k][n] == '='))
-            return 1;
-    return 0;
+    n_en = ho_find_files("docs/labs/[0-9][0-9]-*.md", labs_en, MAX_LABS);
+    n_zh = ho_find_files("docs/zh/labs/[0-9][0-9]-*.md", labs_zh, MAX_LABS);
+    n_keys = ho_find_files("docs/labs/keys/[0-9][0-9]-*.md", keys, MAX_LABS);
 }
 
 /* Parses a train command with the program's own parser; 0 when it is valid. */
@@ -465,12 +85,12 @@ static const char *help_of(const char *sub)
     ck_assert(fd >= 0);
     close(fd);
     argvec a = {0};
-    av_push(&a, program());
+    av_push(&a, ho_program());
     av_push(&a, sub);
     av_push(&a, "--help");
-    int st = run_argv(a.v, 0, log);
+    int st = ho_run_argv(a.v, 0, log);
     av_free(&a);
-    char *text = st == 0 ? read_file(log) : NULL;
+    char *text = st == 0 ? ho_read_file(log) : NULL;
     unlink(log);
     if (n < 16) {
         snprintf(names[n], sizeof names[n], "%s", sub);
@@ -580,7 +200,7 @@ END_TEST
  * Returns the first missing one in missing (empty when none). */
 static void check_paths(const char *doc, char *missing, size_t n)
 {
-    char *text = read_file(doc);
+    char *text = ho_read_file(doc);
     missing[0] = '\0';
     ck_assert_msg(text != NULL, "cannot read %s", doc);
     char dir[PATH_LEN];
@@ -605,7 +225,7 @@ static void check_paths(const char *doc, char *missing, size_t n)
             if (!target[0] || strstr(target, "://") || strncmp(target, "mailto:", 7) == 0)
                 continue;
             snprintf(path, sizeof path, "%s/%s", dir, target);
-            if (!exists(path))
+            if (!ho_exists(path))
                 snprintf(missing, n, "%.200s: link to %.200s (%.400s)", doc, target, path);
         } else if (p[0] == '`' && (p == text || p[-1] != '`') && p[1] != '`') {
             const char *end = strchr(p + 1, '`');
@@ -621,7 +241,7 @@ static void check_paths(const char *doc, char *missing, size_t n)
             if (!rooted || strpbrk(target, " *{}<>=,'\"") || strstr(target, "NN") ||
                 strstr(target, "NAME"))
                 continue;
-            if (!exists(target))
+            if (!ho_exists(target))
                 snprintf(missing, n, "%.200s: `%.300s` does not exist", doc, target);
         }
     }
@@ -634,10 +254,10 @@ START_TEST(named_paths_exist)
     size_t n = 0;
     snprintf(docs[n++], PATH_LEN, "docs/README.md");
     snprintf(docs[n++], PATH_LEN, "docs/conventions.md");
-    n += find_files("docs/labs/*.md", docs + n, MAX_LABS);
-    n += find_files("docs/labs/keys/*.md", docs + n, MAX_LABS);
-    n += find_files("docs/zh/labs/*.md", docs + n, MAX_LABS);
-    n += find_files("docs/zh/labs/keys/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/labs/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/labs/keys/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/zh/labs/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/zh/labs/keys/*.md", docs + n, MAX_LABS);
     for (size_t i = 0; i < n; i++) {
         char missing[3 * PATH_LEN];
         check_paths(docs[i], missing, sizeof missing);
@@ -654,15 +274,15 @@ START_TEST(cited_functions_exist)
     static const char *const pats[] = {"attnlab.c", "common/*.[ch]", "lstm/*.[ch]",
                                        "rnn_attention/*.[ch]", "transformer/*.[ch]", NULL};
     for (const char *const *p = pats; *p; p++)
-        ns += find_files(*p, srcs + ns, 256 - ns);
+        ns += ho_find_files(*p, srcs + ns, 256 - ns);
     char *all = NULL;
     for (size_t i = 0; i < ns; i++) {
-        char *t = read_file(srcs[i]);
+        char *t = ho_read_file(srcs[i]);
         ck_assert_ptr_nonnull(t);
-        append_line(&all, t);
+        ho_append_line(&all, t);
         free(t);
     }
-    char *doc = read_file("docs/README.md");
+    char *doc = ho_read_file("docs/README.md");
     ck_assert_ptr_nonnull(doc);
     size_t cited = 0;
     for (const char *p = strchr(doc, '`'); p; p = strchr(p + 1, '`')) {
@@ -726,7 +346,7 @@ static int have_gnuplot(void)
     close(fd);
     static char name[] = "gnuplot", version[] = "--version";
     char *argv[] = {name, version, NULL};
-    int st = run_argv(argv, 1, log);
+    int st = ho_run_argv(argv, 1, log);
     unlink(log);
     return st == 0;
 }
@@ -736,7 +356,7 @@ static int have_gnuplot(void)
 static void run_attnlab(const handout *h, const cmd *c, const char *dir)
 {
     char text[LINE_LEN], log[PATH_LEN + 16], tail[600];
-    cmd_text(c, text, sizeof text);
+    ho_cmd_text(c, text, sizeof text);
     snprintf(log, sizeof log, "%s/log.txt", dir);
     const char *sub = c->argc > 1 ? c->argv[1] : "";
     argvec a = {0};
@@ -748,26 +368,26 @@ static void run_attnlab(const handout *h, const cmd *c, const char *dir)
                       "%s:%d: writes outside results/labs/: %s", h->path, c->line, text);
 
     if (strcmp(sub, "train") == 0) {
-        ck_assert_msg(has_flag(c, "--out") || has_flag(c, "--resume"),
+        ck_assert_msg(ho_has_flag(c, "--out") || ho_has_flag(c, "--resume"),
                       "%s:%d: train without --out writes outside results/labs/: %s", h->path,
                       c->line, text);
         ck_assert_msg(parse_train(c->argv + 2, c->argc - 2) == 0,
                       "%s:%d: the program refuses: %s", h->path, c->line, text);
-        if (has_flag(c, "--resume"))
+        if (ho_has_flag(c, "--resume"))
             return;
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
         static const char *const tiny[] = {"--steps", "2", "--samples", "2", "--eval-lengths",
                                            "4", "--log-every", "1", "--checkpoint-every", "0",
                                            "--quiet", NULL};
         for (const char *const *t = tiny; *t; t++)
             av_push(&a, *t);
-        if (has_flag(c, "--cost-lengths")) {
+        if (ho_has_flag(c, "--cost-lengths")) {
             av_push(&a, "--cost-lengths");
             av_push(&a, "4");
         }
     } else if (strcmp(sub, "eval") == 0) {
         /* parse only: against a missing checkpoint the status must be 1, not 2 */
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
         for (int k = 2; k < a.n; k++)
             if (strcmp(a.v[k], "--checkpoint") == 0 && k + 1 < a.n) {
                 free(a.v[k + 1]);
@@ -776,50 +396,50 @@ static void run_attnlab(const handout *h, const cmd *c, const char *dir)
                 free(a.v[k]);
                 a.v[k] = strdup("--checkpoint=/nonexistent/attnlab-docs/model.ckpt");
             }
-        st = run_argv(a.v, 0, log);
-        log_tail(log, tail, sizeof tail);
+        st = ho_run_argv(a.v, 0, log);
+        ho_log_tail(log, tail, sizeof tail);
         ck_assert_msg(st == 1, "%s:%d: status %d (usage error?) for: %s\n%s", h->path,
                       c->line, st, text, tail);
         av_free(&a);
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
         av_push(&a, "--samples");
         av_push(&a, "2");
     } else if (strcmp(sub, "compare") == 0) {
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
         av_push(&a, "--print-jobs");
     } else if (strcmp(sub, "bench") == 0) {
         /* Its measurements take minutes, so first its values are parsed: bench reads
          * --models, --lengths and --reps, then refuses a --model; a refusal that names
          * --model means everything before it was accepted. Then it measures one model at
          * one length once, which writes the files the handout names. */
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
         av_push(&a, "--model");
         av_push(&a, "lstm");
-        st = run_argv(a.v, 0, log);
-        log_tail(log, tail, sizeof tail);
+        st = ho_run_argv(a.v, 0, log);
+        ho_log_tail(log, tail, sizeof tail);
         ck_assert_msg(st == 2 && strstr(tail, "--model:"), "%s:%d: status %d for: %s\n%s",
                       h->path, c->line, st, text, tail);
         av_free(&a);
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
         static const char *const tiny[] = {"--models", "lstm", "--lengths", "8", "--reps", "1",
                                            NULL};
         for (const char *const *t = tiny; *t; t++)
             av_push(&a, *t);
     } else {
         /* help, --version, gradcheck, attention, report: as written */
-        build_args(&a, c, dir);
+        ho_build_args(&a, c, dir);
     }
-    st = run_argv(a.v, 0, log);
-    log_tail(log, tail, sizeof tail);
+    st = ho_run_argv(a.v, 0, log);
+    ho_log_tail(log, tail, sizeof tail);
     ck_assert_msg(st == want, "%s:%d: status %d for: %s\n%s", h->path, c->line, st, text,
                   tail);
     if (strcmp(sub, "compare") == 0) {
         /* each job it prints is a train command the program must accept */
-        char *jobs = read_file(log);
+        char *jobs = ho_read_file(log);
         ck_assert_ptr_nonnull(jobs);
         for (char *line = strtok(jobs, "\n"); line; line = strtok(NULL, "\n")) {
             char *w[MAX_ARGS + 1];
-            int bad = 0, n = split_words(line, w, MAX_ARGS, &bad);
+            int bad = 0, n = ho_split_words(line, w, MAX_ARGS, &bad);
             ck_assert_msg(n >= 2 && strcmp(w[1], "train") == 0, "compare printed: %s", line);
             ck_assert_msg(parse_train(w + 2, n - 2) == 0, "compare printed a bad job: %s",
                           line);
@@ -848,11 +468,11 @@ START_TEST(handout_runs)
         } else if (gnuplot) {
             argvec a = {0};
             char text[LINE_LEN], log[PATH_LEN + 16], tail[600];
-            cmd_text(c, text, sizeof text);
+            ho_cmd_text(c, text, sizeof text);
             snprintf(log, sizeof log, "%s/log.txt", dir);
-            build_args(&a, c, dir);
-            int st = run_argv(a.v, 1, log);
-            log_tail(log, tail, sizeof tail);
+            ho_build_args(&a, c, dir);
+            int st = ho_run_argv(a.v, 1, log);
+            ho_log_tail(log, tail, sizeof tail);
             ck_assert_msg(st == 0, "%s:%d: status %d for: %s\n%s", h.path, c->line, st, text,
                           tail);
             av_free(&a);
@@ -866,8 +486,8 @@ START_TEST(handout_runs)
                                        strcmp(named[i] + len - 4, ".svg") == 0);
         if (figure && !gnuplot)
             continue; /* no gnuplot here: nothing draws figures */
-        char *path = relocate(named[i], dir);
-        ck_assert_msg(exists(path), "%s names %s, which its commands do not produce", h.path,
+        char *path = ho_relocate(named[i], dir);
+        ck_assert_msg(ho_exists(path), "%s names %s, which its commands do not produce", h.path,
                       named[i]);
         free(path);
     }
