@@ -85,7 +85,7 @@ TEST_BIN := $(BUILD)/attnlab-tests
 # The generator of lab 08's data set, a program of its own (it needs no library).
 LABDATA  := $(BUILD)/labdata-dates
 
-.PHONY: all labdata check check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
+.PHONY: all labdata check check-keys check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
         uninstall deps
 
 # Build the attnlab program.
@@ -131,6 +131,14 @@ check: deps
 	ATTNLAB=$(BIN) $(TEST_BIN)
 	@$(LABDATA) | cmp -s - docs/labs/data/dates.tsv || { echo "docs/labs/data/dates.tsv" \
 	  "is not what docs/labs/data/dates.c writes: run make labdata" >&2; exit 1; }
+
+# Run every lab handout at full length (seed 1, OpenBLAS kernel Haswell) and check that
+# each number its key quotes lies in the band of docs/labs/keys/NN-*.bands.tsv (tests/test_keys.c;
+# about ten minutes). `make check` does the same for the short runs only. tests/labkeys.sh
+# measures the bands over seeds and kernels.
+check-keys: deps
+	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN)
+	ATTNLAB_KEYS_ALL=1 CK_RUN_SUITE=keys ATTNLAB=$(BIN) $(TEST_BIN)
 
 # Run the fast subset only (skips the cases tagged slow).
 check-fast: $(BIN) $(TEST_BIN)
