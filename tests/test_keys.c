@@ -293,6 +293,14 @@ static int reads_skipped(const cmd *c, const char *skipped)
     return 0;
 }
 
+/* Is c a command this test runs: the built program (not an edited copy), writing files
+ * (not eval, which prints, or bench, which measures time)? */
+static int runs_here(const cmd *c)
+{
+    return c->is_attnlab && strcmp(c->argv[0], "build/attnlab") == 0 && c->argc >= 2 &&
+           strcmp(c->argv[1], "eval") != 0 && strcmp(c->argv[1], "bench") != 0;
+}
+
 /* Can this machine run the Haswell kernel? (The program says which kernel it uses.) */
 static int haswell_here(void)
 {
@@ -341,8 +349,7 @@ START_TEST(bands_hold_for_this_build)
     char *skipped = NULL;
     for (size_t k = 0; k < h.ncmds; k++) {
         const cmd *c = &h.cmds[k];
-        if (!c->is_attnlab || strcmp(c->argv[0], "build/attnlab") != 0 || c->argc < 2 ||
-            strcmp(c->argv[1], "eval") == 0 || strcmp(c->argv[1], "bench") == 0)
+        if (!runs_here(c))
             continue;
         if (long_train(c) || reads_skipped(c, skipped)) {
             const char *out = flag_value(c, "--out");
@@ -368,7 +375,7 @@ START_TEST(bands_hold_for_this_build)
             continue;
         int made = 0;
         for (size_t k = 0; k < h.ncmds && !made; k++)
-            made = h.cmds[k].is_attnlab && writes(&h.cmds[k], b->file) &&
+            made = runs_here(&h.cmds[k]) && writes(&h.cmds[k], b->file) &&
                    !reads_skipped(&h.cmds[k], skipped) && !long_train(&h.cmds[k]);
         if (!made)
             continue;
