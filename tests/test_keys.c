@@ -128,6 +128,14 @@ static int writes(const cmd *c, const char *file)
     return n > 0 && strncmp(file, out, n) == 0 && file[n] == '/';
 }
 
+/* Is c a command this test runs: the built program (not an edited copy), writing files
+ * (not eval, which prints, or bench, which measures time)? */
+static int runs_here(const cmd *c)
+{
+    return c->is_attnlab && strcmp(c->argv[0], "build/attnlab") == 0 && c->argc >= 2 &&
+           strcmp(c->argv[1], "eval") != 0 && strcmp(c->argv[1], "bench") != 0;
+}
+
 /* The handout or key of a lab: the first file matching DIR/LAB-*.md, into path. */
 static int lab_file(const char *dir, const char *lab, char *path)
 {
@@ -151,10 +159,10 @@ START_TEST(bands_are_written_and_quoted)
         handout_read(&h, path);
         int written = 0;
         for (size_t k = 0; k < h.ncmds && !written; k++)
-            written = h.cmds[k].is_attnlab && writes(&h.cmds[k], b->file);
+            written = runs_here(&h.cmds[k]) && writes(&h.cmds[k], b->file);
         handout_free(&h);
-        ck_assert_msg(written, "%s:%d: no command of %s writes %s", b->path, b->line, path,
-                      b->file);
+        ck_assert_msg(written, "%s:%d: no command of %s that runs the built program writes %s",
+                      b->path, b->line, path, b->file);
         char quoted[80];
         if (strcmp(b->min, b->max) == 0)
             snprintf(quoted, sizeof quoted, "%s", b->min);
@@ -291,14 +299,6 @@ static int reads_skipped(const cmd *c, const char *skipped)
             s = nl ? nl + 1 : s + len;
         }
     return 0;
-}
-
-/* Is c a command this test runs: the built program (not an edited copy), writing files
- * (not eval, which prints, or bench, which measures time)? */
-static int runs_here(const cmd *c)
-{
-    return c->is_attnlab && strcmp(c->argv[0], "build/attnlab") == 0 && c->argc >= 2 &&
-           strcmp(c->argv[1], "eval") != 0 && strcmp(c->argv[1], "bench") != 0;
 }
 
 /* Can this machine run the Haswell kernel? (The program says which kernel it uses.) */
