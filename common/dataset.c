@@ -438,46 +438,16 @@ size_t dataset_draw(const dataset_bucket *bk, const gsl_rng *r)
     return bk->ex.first + (size_t)gsl_rng_uniform_int(r, (unsigned long)bk->ex.count);
 }
 
-int dataset_parse_words(const dataset *d, const char *line, int *out, size_t max,
-                        size_t *count, char *err, size_t n)
+long dataset_word(const dataset *d, const char *word, size_t len)
 {
-    size_t k = 0;
-    char word[DATASET_WORD_MAX + 1];
-    *count = 0;
-    for (const char *p = line;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-            p++;
-        if (*p == '\0')
-            break;
-        const char *start = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
-            p++;
-        const size_t len = (size_t)(p - start);
-        char **w = NULL;
-        if (len <= DATASET_WORD_MAX) {
-            memcpy(word, start, len);
-            word[len] = '\0';
-            const char *key = word;
-            w = bsearch(&key, d->words, d->V, sizeof *d->words, cmp_word);
-        }
-        if (!w) {
-            snprintf(err, n, "'%.*s' is not a symbol of the data's vocabulary (accepted: "
-                     "the %zu words of the file, e.g. '%s')", (int)(len > 32 ? 32 : len),
-                     start, d->V, d->words[0]);
-            return -1;
-        }
-        if (k == max) {
-            snprintf(err, n, "more than %zu symbols (the model's max_len)", max);
-            return -1;
-        }
-        out[k++] = (int)(w - d->words);
-    }
-    if (k == 0) {
-        snprintf(err, n, "empty line (accepted: words of the data separated by spaces)");
+    if (len > DATASET_WORD_MAX)
         return -1;
-    }
-    *count = k;
-    return 0;
+    char w[DATASET_WORD_MAX + 1];
+    memcpy(w, word, len);
+    w[len] = '\0';
+    const char *key = w;
+    char **hit = bsearch(&key, d->words, d->V, sizeof *d->words, cmp_word);
+    return hit ? (long)(hit - d->words) : -1;
 }
 
 long dataset_find(const dataset *d, const int *src, size_t Ts)

@@ -119,11 +119,9 @@ const dataset_bucket *dataset_pick_bucket(const dataset *d, dataset_set s, size_
 /* One example of bucket bk drawn uniformly: its index into ex[]. */
 size_t dataset_draw(const dataset_bucket *bk, const gsl_rng *r);
 
-/* Parses a line of words separated by spaces into tokens of d's vocabulary (out, at
- * most max). Returns 0 and sets *count; or -1 with one line in err: a word that is not
- * in the vocabulary, an empty line, more than max words. */
-int dataset_parse_words(const dataset *d, const char *line, int *out, size_t max,
-                        size_t *count, char *err, size_t n);
+/* The token of the word of len bytes at word (not NUL-terminated) in d's vocabulary; -1
+ * when the vocabulary has no such word. */
+long dataset_word(const dataset *d, const char *word, size_t len);
 
 /* The first example whose source is src (Ts tokens), or -1 when the file has none. */
 long dataset_find(const dataset *d, const int *src, size_t Ts);

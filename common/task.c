@@ -211,8 +211,16 @@ void task_train_batch(const task *t, batch *b, size_t B, const config *c, const 
         put_example(t, b, i, dataset_draw(bk, r));
 }
 
-int task_parse_tokens(const char *line, int *out, size_t max, size_t nsym, size_t *count,
-                      char *err, size_t n)
+/* How one word of a line becomes a token: its value, or -1 with one line in err. */
+typedef long (*word_token)(const void *ctx, const char *word, size_t len, char *err,
+                           size_t n);
+
+/* Splits line at blanks (space, tab, CR, LF) and maps each word with token (ctx passed
+ * on) into out, at most max words; accepted says what a line holds, for the message of
+ * an empty one. The contract of task_parse_tokens. */
+static int parse_words(const char *line, word_token token, const void *ctx,
+                       const char *accepted, int *out, size_t max, size_t *count, char *err,
+                       size_t n)
 {
     size_t k = 0;
     const char *p = line;
@@ -225,44 +233,81 @@ int task_parse_tokens(const char *line, int *out, size_t max, size_t nsym, size_
         const char *start = p;
         while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
             p++;
-        const size_t len = (size_t)(p - start);
-        /* digits only, and few enough that the value cannot overflow */
-        size_t value = 0;
-        int digits = len <= 9;
-        for (size_t i = 0; digits && i < len; i++) {
-            if (start[i] < '0' || start[i] > '9')
-                digits = 0;
-            else
-                value = value * 10 + (size_t)(start[i] - '0');
-        }
-        if (!digits) {
-            snprintf(err, n, "'%.*s' is not a symbol (accepted: whole numbers 0..%zu)",
-                     (int)(len > 32 ? 32 : len), start, nsym - 1);
+        const long tok = token(ctx, start, (size_t)(p - start), err, n);
+        if (tok < 0)
             return -1;
-        }
-        if (value >= nsym) {
-            snprintf(err, n, "symbol %zu is out of range (accepted: 0..%zu)", value, nsym - 1);
-            return -1;
-        }
         if (k == max) {
             snprintf(err, n, "more than %zu symbols (the model's max_len)", max);
             return -1;
         }
-        out[k++] = (int)value;
+        out[k++] = (int)tok;
     }
     if (k == 0) {
-        snprintf(err, n, "empty line (accepted: symbols 0..%zu separated by spaces)", nsym - 1);
+        snprintf(err, n, "empty line (accepted: %s)", accepted);
         return -1;
     }
     *count = k;
     return 0;
 }
 
+/* A word of a generated task: a whole number below *(const size_t *)ctx. */
+static long number_token(const void *ctx, const char *word, size_t len, char *err, size_t n)
+{
+    const size_t nsym = *(const size_t *)ctx;
+    /* digits only, and few enough that the value cannot overflow */
+    size_t value = 0;
+    int digits = len <= 9;
+    for (size_t i = 0; digits && i < len; i++) {
+        if (word[i] < '0' || word[i] > '9')
+            digits = 0;
+        else
+            value = value * 10 + (size_t)(word[i] - '0');
+    }
+    if (!digits) {
+        snprintf(err, n, "'%.*s' is not a symbol (accepted: whole numbers 0..%zu)",
+                 (int)(len > 32 ? 32 : len), word, nsym - 1);
+        return -1;
+    }
+    if (value >= nsym) {
+        snprintf(err, n, "symbol %zu is out of range (accepted: 0..%zu)", value, nsym - 1);
+        return -1;
+    }
+    return (long)value;
+}
+
+/* A word of a file task: one of the vocabulary of the dataset ctx. */
+static long vocabulary_token(const void *ctx, const char *word, size_t len, char *err,
+                             size_t n)
+{
+    const dataset *d = ctx;
+    const long tok = dataset_word(d, word, len);
+    if (tok < 0)
+        snprintf(err, n, "'%.*s' is not a symbol of the data's vocabulary (accepted: the %zu "
+                 "words of the file, e.g. '%s')", (int)(len > 32 ? 32 : len), word, d->V,
+                 d->words[0]);
+    return tok;
+}
+
+int task_parse_tokens(const char *line, int *out, size_t max, size_t nsym, size_t *count,
+                      char *err, size_t n)
+{
+    char accepted[64];
+    snprintf(accepted, sizeof accepted, "symbols 0..%zu separated by spaces", nsym - 1);
+    return parse_words(line, number_token, &nsym, accepted, out, max, count, err, n);
+}
+
+int task_parse_words(const dataset *d, const char *line, int *out, size_t max,
+                     size_t *count, char *err, size_t n)
+{
+    return parse_words(line, vocabulary_token, d, "words of the data separated by spaces", out,
+                       max, count, err, n);
+}
+
 int task_parse(const task *t, size_t nsym, const char *line, int *out, size_t max,
                size_t *count, char *err, size_t n)
 {
     if (t->data)
-        return dataset_parse_words(t->data, line, out, max, count, err, n);
+        return task_parse_words(t->data, line, out, max, count, err, n);
     return task_parse_tokens(line, out, max, nsym, count, err, n);
 }
 

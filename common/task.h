@@ -113,8 +113,14 @@ void task_fill_examples(const task *t, batch *b, const size_t *idx, size_t B);
 int task_parse_tokens(const char *line, int *out, size_t max, size_t nsym, size_t *count,
                       char *err, size_t n);
 
+/* Parses a line of words separated by spaces into tokens of d's vocabulary (out, at
+ * most max). Returns 0 and sets *count; or -1 with one line in err: a word that is not
+ * in the vocabulary, an empty line, more than max words. */
+int task_parse_words(const dataset *d, const char *line, int *out, size_t max,
+                     size_t *count, char *err, size_t n);
+
 /* Parses a line of symbols of task t: whole numbers below nsym for a generated task
- * (task_parse_tokens), words of the vocabulary for a file task (dataset_parse_words).
+ * (task_parse_tokens), words of the vocabulary for a file task (task_parse_words).
  * Same contract as task_parse_tokens. */
 int task_parse(const task *t, size_t nsym, const char *line, int *out, size_t max,
                size_t *count, char *err, size_t n);

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (dataset_target_len(&d, L) < 1)
                     abort();
             int words[6];
-            dataset_parse_words(&d, text, words, 6, &count, err, sizeof err);
+            task_parse_words(&d, text, words, 6, &count, err, sizeof err);
             dataset_free(&d);
         }
     }
