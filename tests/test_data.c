@@ -265,18 +265,25 @@ START_TEST(buckets_hold_one_shape_each_and_never_cross_a_set)
 }
 END_TEST
 
+/* Writes n examples of letters_text to the file name and opens it as the task of *c
+ * (the defaults otherwise). */
+static const task *open_letters(config *c, size_t n, const char *name)
+{
+    char path[128], err[512];
+    char *text = letters_text(n, 0);
+    write_file(path, sizeof path, name, text);
+    free(text);
+    config_defaults(c);
+    snprintf(c->task, sizeof c->task, "file:%s", path);
+    const task *t = task_open(c, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
 START_TEST(training_batches_come_from_one_bucket_of_the_training_set)
 {
-    char path[128];
-    char *text = letters_text(300, 0);
-    write_file(path, sizeof path, "batches.tsv", text);
-    free(text);
     config c;
-    config_defaults(&c);
-    snprintf(c.task, sizeof c.task, "file:%s", path);
-    char err[512];
-    const task *t = task_open(&c, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    const task *t = open_letters(&c, 300, "batches.tsv");
     const dataset *d = t->data;
     c.symbols = d->V;
     c.train_min = 3; /* the lengths 3 and 4 only */
@@ -322,16 +329,9 @@ END_TEST
 
 START_TEST(words_are_parsed_and_shown_with_the_vocabulary)
 {
-    char path[128];
-    char *text = letters_text(40, 0);
-    write_file(path, sizeof path, "words.tsv", text);
-    free(text);
     config c;
-    config_defaults(&c);
-    snprintf(c.task, sizeof c.task, "file:%s", path);
+    const task *t = open_letters(&c, 40, "words.tsv");
     char err[512], word[32];
-    const task *t = task_open(&c, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
     int x[8];
     size_t n;
     ck_assert_int_eq(task_parse(t, t->data->V, " h a\tz\n", x, 8, &n, err, sizeof err), 0);
