@@ -21,8 +21,9 @@
 # (key: length/position), train_log.tsv (key: step; what: token_acc, teacher-forced) or
 # build.tsv (what: parameters, train_seconds), and n the number of instances found.
 #
-# Cost: the eight labs take about 8 minutes per instance on one core (lab 07's bench
-# most of it); instances run JOBS at a time.
+# Cost: the eight labs take about ten minutes per instance on a quiet core, lab 01's six
+# LSTM runs most of it; instances run JOBS at a time, so the default six take about half
+# an hour on two cores.
 #
 # usage: tests/labkeys.sh [-o OUT] [-s SEEDS] [-k "KERNEL ..."] [-j JOBS] [LAB ...]
 #        (defaults: results/keys, 3, "Haswell SkylakeX", 2, every lab)
