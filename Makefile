@@ -178,7 +178,7 @@ check-pytorch:
 	fi
 
 # Install what is missing, build, then run the quick comparison of the three models into
-# results/demo/ (tables, figures, report.html; about five minutes on two cores).
+# results/demo/ (tables, figures, report.html; about two minutes on two cores).
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	$(BIN) compare --preset quick --out results/demo

@@ -32,7 +32,7 @@
  * converged (patience validations without an improvement: docs/compare.md, "Training to
  * convergence") or when its validation token accuracy reaches stop_acc (nothing left to
  * learn); steps is then the budget cap. Smoke has no patience: it tests the
- * pipeline, not learning. Quick shows the effect in about four minutes on two cores; full
+ * pipeline, not learning. Quick shows the effect in about two minutes on two cores; full
  * is the publication run, whose cap leaves the LSTM room to converge (a seed of it still
  * gained at 40,000 steps on 4:32; docs/compare.md). */
 typedef struct preset {
@@ -61,7 +61,7 @@ static const preset presets[] = {
      "under a minute: every model, every figure, nothing learned (a test of the pipeline)",
      NULL},
     {"quick", 3, 3000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10, 4, 0.999,
-     "about 4 minutes on 2 cores: the LSTM already falls off, attention holds", NULL},
+     "about 2 minutes on 2 cores: the LSTM already falls off, attention holds", NULL},
     {"full", 5, 40000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20, 4, 0.999,
      "each model to convergence (cap 40000 steps), 5 seeds, lengths to 96", NULL},
     {"capacity", 3, 40000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999,
