@@ -54,60 +54,90 @@ static int write_bench(FILE *f, const void *ctx)
     return bench_write_tsv(f, b->r, b->n, b->dgemm);
 }
 
-int cmd_bench(int argc, char **argv)
+/* What a bench command line asks for (parse_bench). */
+typedef struct bench_request {
+    args_line a;
+    size_t nm;                       /* models, in the order of --models */
+    const model_ops *ops[ARGS_MAX_MODELS];
+    config c[ARGS_MAX_MODELS];       /* each at its canonical sizes, then the flags */
+    size_t lens[ARGS_MAX_LENGTHS];
+    size_t nl, reps;
+} bench_request;
+
+/* Reads and checks bench's command line into *q: --models, --lengths, --reps, the
+ * refused --model, then each model's configuration and every length against its
+ * --max-len, so that a bad line stops before anything is measured. Returns 0,
+ * ARGS_HELP_SHOWN, or the exit status after the message. */
+static int parse_bench(int argc, char **argv, bench_request *q)
 {
     static const args_flag allowed[] = {ARGS_MODELS, ARGS_LENGTHS, ARGS_REPS, ARGS_OUT, 0};
-    args_line a;
-    int rc = args_parse(argc, argv, 1, allowed, cmd_bench_help, &a);
+    int rc = args_parse(argc, argv, 1, allowed, cmd_bench_help, &q->a);
+    if (rc)
+        return rc;
+    const model_ops *list[ARGS_MAX_MODELS];
+    q->nm = 0;
+    if (args_models(args_get(&q->a, ARGS_MODELS), list, &q->nm))
+        return ARGS_EXIT_USAGE;
+    q->nl = 4;
+    q->reps = 5;
+    q->lens[0] = 16, q->lens[1] = 32, q->lens[2] = 64, q->lens[3] = 128;
+    if (args_get(&q->a, ARGS_LENGTHS) &&
+        args_lengths("lengths", args_get(&q->a, ARGS_LENGTHS), 4096, q->lens, &q->nl))
+        return ARGS_EXIT_USAGE;
+    if (args_count(&q->a, ARGS_REPS, 1, 1000, &q->reps))
+        return ARGS_EXIT_USAGE;
+    if (args_setting(&q->a, "model"))
+        return args_usage_error("--model: bench takes --models LIST");
+    for (size_t i = 0; i < q->nm; i++) {
+        const args_plan plan = {.ops = list[i], .no_train_range = 1};
+        if ((rc = args_config(&q->a, &plan, &q->c[i], &q->ops[i])) != 0)
+            return rc;
+        for (size_t k = 0; k < q->nl; k++)
+            if (q->lens[k] > q->c[i].max_len)
+                return args_usage_error("--lengths: %zu is above --max-len %zu", q->lens[k],
+                                        q->c[i].max_len);
+    }
+    return 0;
+}
+
+int cmd_bench_check(int argc, char **argv)
+{
+    static bench_request q;
+    return args_exit(parse_bench(argc, argv, &q));
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    static bench_request q;
+    int rc = parse_bench(argc, argv, &q);
     if (rc)
         return args_exit(rc);
-    const model_ops *list[ARGS_MAX_MODELS];
-    size_t nm = 0;
-    if (args_models(args_get(&a, ARGS_MODELS), list, &nm))
-        return ARGS_EXIT_USAGE;
-    static size_t lens[ARGS_MAX_LENGTHS];
-    size_t nl = 4, reps = 5;
-    lens[0] = 16, lens[1] = 32, lens[2] = 64, lens[3] = 128;
-    if (args_get(&a, ARGS_LENGTHS) &&
-        args_lengths("lengths", args_get(&a, ARGS_LENGTHS), 4096, lens, &nl))
-        return ARGS_EXIT_USAGE;
-    if (args_count(&a, ARGS_REPS, 1, 1000, &reps))
-        return ARGS_EXIT_USAGE;
-    if (args_setting(&a, "model"))
-        return args_usage_error("--model: bench takes --models LIST");
+    const args_line *const a = &q.a;
+    const size_t nm = q.nm, nl = q.nl, reps = q.reps;
+    const size_t *const lens = q.lens;
     bench_result *res = calloc(nm * nl, sizeof *res);
     if (!res)
         return args_run_error("out of memory");
     size_t done = 0;
-    config c;
     char err[ARGS_ERR_MAX];
     for (size_t i = 0; i < nm && rc == 0; i++) {
-        /* each model at its own canonical sizes, then the flags given */
-        const model_ops *ops;
-        const args_plan plan = {.ops = list[i], .no_train_range = 1};
-        if ((rc = args_config(&a, &plan, &c, &ops)) != 0)
-            break;
-        buildinfo_set_threads(c.threads);
+        buildinfo_set_threads(q.c[i].threads);
         for (size_t k = 0; k < nl && rc == 0; k++) {
-            if (lens[k] > c.max_len) {
-                rc = args_usage_error("--lengths: %zu is above --max-len %zu", lens[k],
-                                      c.max_len);
-                break;
-            }
-            fprintf(stderr, "measuring %s at length %zu ...\n", ops->name, lens[k]);
-            if (bench_model(ops, &c, lens[k], reps, &res[done], err, sizeof err) != 0)
+            fprintf(stderr, "measuring %s at length %zu ...\n", q.ops[i]->name, lens[k]);
+            if (bench_model(q.ops[i], &q.c[i], lens[k], reps, &res[done], err, sizeof err) != 0)
                 rc = args_run_error("%s", err);
             else
                 done++;
         }
     }
     if (rc == 0) {
+        const config *c = &q.c[nm - 1];
         const double dgemm = bench_dgemm(256, reps);
         printf("attnlab %s, BLAS threads %zu, batch %zu, %zu repetitions\n",
-               buildinfo_version(), c.threads, c.batch, reps);
+               buildinfo_version(), c->threads, c->batch, reps);
         bench_print(stdout, res, done, dgemm);
         bench_out bo = {res, done, dgemm};
-        const char *dir = args_get(&a, ARGS_OUT);
+        const char *dir = args_get(a, ARGS_OUT);
         if (dir && afile_mkdirs(dir, err, sizeof err) != 0)
             rc = args_run_error("--out: %s", err);
         else if (dir && cmd_write_file(dir, "bench.tsv", write_bench, &bo) != 0)

@@ -42,9 +42,15 @@ void cmd_compare_help(void);
 void cmd_report_help(void);
 void cmd_bench_help(void);
 
-/* Parses and checks a train command line as cmd_train does, without running it: 0 when
- * it is valid (or asked for --help), else the usage status after the message. */
+/* Parse and check a command line as the command does, without running it: 0 when it is
+ * valid (or asked for --help), else the usage status after the message. They stop where
+ * the command would start its work (train: the run directory; eval and attention: the
+ * checkpoint; gradcheck: the model; bench: the first measurement). */
 int cmd_train_check(int argc, char **argv);
+int cmd_eval_check(int argc, char **argv);
+int cmd_attention_check(int argc, char **argv);
+int cmd_gradcheck_check(int argc, char **argv);
+int cmd_bench_check(int argc, char **argv);
 
 /* ---- shared by the commands ------------------------------------------------------------ */
 

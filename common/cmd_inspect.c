@@ -244,45 +244,74 @@ static int eval_input(model *m, const char *file)
     return rc;
 }
 
-int cmd_eval(int argc, char **argv)
+/* What an eval command line asks for (parse_eval). */
+typedef struct eval_request {
+    args_line a;
+    size_t samples;
+    config opt; /* --seed and --threads, read by the table's own rules */
+    size_t lens[ARGS_MAX_LENGTHS];
+    size_t nl;
+} eval_request;
+
+/* Reads and checks eval's command line into *q: everything the command refuses before it
+ * loads the checkpoint. Returns 0, ARGS_HELP_SHOWN, or the exit status after the
+ * message. */
+static int parse_eval(int argc, char **argv, eval_request *q)
 {
     static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_LENGTHS, ARGS_SAMPLES,
                                         ARGS_OUT,        ARGS_INPUT,   0};
-    args_line a;
-    int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &a);
+    int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &q->a);
     if (rc)
-        return args_exit(rc);
+        return rc;
     /* of the settings, only these two make sense for a trained model */
-    for (size_t k = 0; k < a.n_given; k++) {
-        const char *name = config_fields[a.given[k]].name;
+    for (size_t k = 0; k < q->a.n_given; k++) {
+        const char *name = config_fields[q->a.given[k]].name;
         if (strcmp(name, "seed") != 0 && strcmp(name, "threads") != 0)
             return args_usage_error("--%s is a training setting; eval takes it from the "
                                     "checkpoint (accepted here: --seed, --threads)", name);
     }
-    const char *ck = args_get(&a, ARGS_CHECKPOINT);
-    if (!ck)
+    if (!args_get(&q->a, ARGS_CHECKPOINT))
         return args_usage_error("--checkpoint FILE is required");
-    char err[ARGS_ERR_MAX];
-    size_t samples = 512;
-    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &samples))
+    q->samples = 512;
+    if (args_count(&q->a, ARGS_SAMPLES, 1, 1000000, &q->samples))
         return ARGS_EXIT_USAGE;
-    config opt; /* --seed and --threads, read by the table's own rules */
     const model_ops *none;
     const args_plan shared = {.shared = 1};
-    if ((rc = args_config(&a, &shared, &opt, &none)))
+    if ((rc = args_config(&q->a, &shared, &q->opt, &none)))
         return rc;
-    static size_t lens[ARGS_MAX_LENGTHS];
-    size_t nl = 0;
+    q->nl = 0;
     /* the model's max_len is checked by the evaluation once the model is loaded */
-    if (args_lengths_of(&a, ARGS_LENGTHS, 4096, lens, &nl))
+    if (args_lengths_of(&q->a, ARGS_LENGTHS, 4096, q->lens, &q->nl))
         return ARGS_EXIT_USAGE;
+    return 0;
+}
+
+int cmd_eval_check(int argc, char **argv)
+{
+    static eval_request q;
+    return args_exit(parse_eval(argc, argv, &q));
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    static eval_request q;
+    int rc = parse_eval(argc, argv, &q);
+    if (rc)
+        return args_exit(rc);
+    const args_line *const a = &q.a;
+    const char *ck = args_get(a, ARGS_CHECKPOINT);
+    const size_t samples = q.samples;
+    size_t *const lens = q.lens;
+    size_t nl = q.nl;
+    const config opt = q.opt;
+    char err[ARGS_ERR_MAX];
     buildinfo_set_threads(opt.threads);
     model *m = ckpt_load(ck, NULL, err, sizeof err);
     if (!m)
         return args_run_error("%s", err);
-    const unsigned long seed = args_setting(&a, "seed") ? opt.seed : m->cfg.seed;
-    if (args_get(&a, ARGS_INPUT)) {
-        rc = eval_input(m, args_get(&a, ARGS_INPUT));
+    const unsigned long seed = args_setting(a, "seed") ? opt.seed : m->cfg.seed;
+    if (args_get(a, ARGS_INPUT)) {
+        rc = eval_input(m, args_get(a, ARGS_INPUT));
     } else if (task_is_file(m->cfg.task)) {
         /* a file task: its test set, at the lengths given or at all of its lengths */
         const task *t = task_open(&m->cfg, err, sizeof err);
@@ -291,7 +320,7 @@ int cmd_eval(int argc, char **argv)
         else
             rc = cmd_data_lengths(t, "--lengths", lens, &nl);
         task_close(t);
-        const char *dir = args_get(&a, ARGS_OUT);
+        const char *dir = args_get(a, ARGS_OUT);
         if (rc == 0 && dir && afile_mkdirs(dir, err, sizeof err) != 0)
             rc = args_run_error("--out: %s", err);
         if (rc == 0)
@@ -300,7 +329,7 @@ int cmd_eval(int argc, char **argv)
         if (nl == 0)
             for (size_t L = 4; L <= 64 && L <= m->cfg.max_len; L += 4)
                 lens[nl++] = L;
-        const char *dir = args_get(&a, ARGS_OUT);
+        const char *dir = args_get(a, ARGS_OUT);
         if (dir && afile_mkdirs(dir, err, sizeof err) != 0)
             rc = args_run_error("--out: %s", err);
         if (rc == 0)
@@ -360,22 +389,49 @@ static void print_tensor_error(void *ctx, const char *tensor, double err, size_t
            a->spec[k].cols, err, row, col, err < GRADCHECK_TOL ? "" : "  <-- FAIL");
 }
 
-int cmd_gradcheck(int argc, char **argv)
+/* What a gradcheck command line asks for (parse_gradcheck). */
+typedef struct gradcheck_request {
+    config c;
+    const model_ops *ops;
+    size_t L, stride;
+} gradcheck_request;
+
+/* Reads and checks gradcheck's command line into *q: the model at the sizes of a
+ * gradient check, then the flags; --len and --stride. Returns 0, ARGS_HELP_SHOWN, or the
+ * exit status after the message. */
+static int parse_gradcheck(int argc, char **argv, gradcheck_request *q)
 {
     static const args_flag allowed[] = {ARGS_LEN, ARGS_STRIDE, 0};
     args_line a;
-    config c;
-    const model_ops *ops;
     int rc = args_parse(argc, argv, 1, allowed, cmd_gradcheck_help, &a);
     if (rc)
-        return args_exit(rc);
-    const args_plan plan = {.overrides = gradcheck_sizes};
-    if ((rc = args_config(&a, &plan, &c, &ops)))
         return rc;
-    size_t L = 4, stride = 1;
-    if (args_count(&a, ARGS_LEN, 1, c.max_len, &L) ||
-        args_count(&a, ARGS_STRIDE, 1, 1000000, &stride))
+    const args_plan plan = {.overrides = gradcheck_sizes};
+    if ((rc = args_config(&a, &plan, &q->c, &q->ops)))
+        return rc;
+    q->L = 4;
+    q->stride = 1;
+    if (args_count(&a, ARGS_LEN, 1, q->c.max_len, &q->L) ||
+        args_count(&a, ARGS_STRIDE, 1, 1000000, &q->stride))
         return ARGS_EXIT_USAGE;
+    return 0;
+}
+
+int cmd_gradcheck_check(int argc, char **argv)
+{
+    static gradcheck_request q;
+    return args_exit(parse_gradcheck(argc, argv, &q));
+}
+
+int cmd_gradcheck(int argc, char **argv)
+{
+    static gradcheck_request q;
+    int rc = parse_gradcheck(argc, argv, &q);
+    if (rc)
+        return args_exit(rc);
+    config c = q.c;
+    const model_ops *ops = q.ops;
+    const size_t L = q.L, stride = q.stride;
     buildinfo_set_threads(c.threads);
     char err[ARGS_ERR_MAX];
     const task *t = task_open(&c, err, sizeof err);
@@ -577,18 +633,35 @@ done:
     return rc;
 }
 
-int cmd_attention(int argc, char **argv)
+/* Reads and checks attention's command line into *a: --checkpoint and --input given
+ * (the symbols of --input are read once the model, and so its task, is loaded). Returns
+ * 0, ARGS_HELP_SHOWN, or the exit status after the message. */
+static int parse_attention(int argc, char **argv, args_line *a)
 {
     static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, 0};
-    args_line a;
-    int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, &a);
+    const int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, a);
+    if (rc)
+        return rc;
+    if (!args_get(a, ARGS_CHECKPOINT))
+        return args_usage_error("--checkpoint FILE is required");
+    if (!args_get(a, ARGS_INPUT))
+        return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
+    return 0;
+}
+
+int cmd_attention_check(int argc, char **argv)
+{
+    static args_line a;
+    return args_exit(parse_attention(argc, argv, &a));
+}
+
+int cmd_attention(int argc, char **argv)
+{
+    static args_line a;
+    int rc = parse_attention(argc, argv, &a);
     if (rc)
         return args_exit(rc);
     const char *ck = args_get(&a, ARGS_CHECKPOINT), *input = args_get(&a, ARGS_INPUT);
-    if (!ck)
-        return args_usage_error("--checkpoint FILE is required");
-    if (!input)
-        return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
     char err[ARGS_ERR_MAX], dir[AFILE_PATH_MAX]; /* --out: at most ARGS_PATH_MAX */
     model *m = ckpt_load(ck, NULL, err, sizeof err);
     if (!m)

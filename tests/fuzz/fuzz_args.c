@@ -9,7 +9,11 @@
  * arguments of the command (at most FUZZ_ARGS_MAX), or, for 'f', is the file itself.
  *
  * How each command is parsed without running it:
- *   train      cli_check_train_args, the parse-only entry of cmd_train.
+ *   train, eval, attention, gradcheck, bench
+ *              their parse-only entries (cli_check_train_args, cmd_eval_check, ...): the
+ *              reading of the command line each command itself makes, stopping where its
+ *              work (the run directory, the checkpoint, the model, the measurement)
+ *              would start.
  *   compare    cmd_compare itself with --print-jobs first: it parses, builds the job list
  *              and prints it, and returns before any directory or process is made
  *              (--print-jobs comes first so no flag can take it as its value).
@@ -19,11 +23,6 @@
  *   args.txt   cmd_train --resume DIR, where DIR (made here, empty but for args.txt)
  *              holds no checkpoint.ckpt: read_args and parse_train read the file, and the
  *              command ends at the missing checkpoint, status 1, before any write.
- *   eval, attention, bench, gradcheck have no parse-only entry and run the model, a
- *              checkpoint or the benchmark as soon as their flags are read, so the
- *              functions below make, in the same order, the same calls their commands
- *              make (common/cmd_inspect.c, common/bench_cmd.c) and stop where the work
- *              starts. They must follow those commands when they change.
  * Standard output (the help texts, compare's job list) goes to /dev/null meanwhile.
  */
 #include <fcntl.h>
@@ -36,155 +35,12 @@
 #include "../../common/cli.h"
 #include "../../common/cli_args.h"
 #include "../../common/cli_cmd.h"
-#include "../../common/config.h"
-#include "../../common/model.h"
-#include "../../common/task.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_ARGS_MAX 512 /* arguments taken from one input (above report's 256 paths) */
 #define FUZZ_ARGS_SKIP (-1) /* the harness itself could not run the input (memory, /tmp) */
-
-/* ---- the commands without a parse-only entry ---------------------------------------- */
-
-/* cmd_eval up to ckpt_load: the flags, the settings it refuses, --samples, --seed and
- * --threads, --lengths. */
-static int fuzz_args_eval(int argc, char **argv)
-{
-    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_LENGTHS, ARGS_SAMPLES,
-                                        ARGS_OUT,        ARGS_INPUT,   0};
-    args_line a;
-    int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &a);
-    if (rc)
-        return args_exit(rc);
-    for (size_t k = 0; k < a.n_given; k++) {
-        const char *name = config_fields[a.given[k]].name;
-        if (strcmp(name, "seed") != 0 && strcmp(name, "threads") != 0)
-            return args_usage_error("--%s is a training setting", name);
-    }
-    if (!args_get(&a, ARGS_CHECKPOINT))
-        return args_usage_error("--checkpoint FILE is required");
-    size_t samples = 512;
-    if (args_count(&a, ARGS_SAMPLES, 1, 1000000, &samples))
-        return ARGS_EXIT_USAGE;
-    config opt;
-    const model_ops *none;
-    const args_plan shared = {.shared = 1};
-    if ((rc = args_config(&a, &shared, &opt, &none)))
-        return rc;
-    static size_t lens[ARGS_MAX_LENGTHS];
-    size_t nl = 0;
-    if (args_get(&a, ARGS_LENGTHS) &&
-        args_lengths("lengths", args_get(&a, ARGS_LENGTHS), 4096, lens, &nl))
-        return ARGS_EXIT_USAGE;
-    return 0;
-}
-
-/* cmd_attention up to ckpt_load, then its parse of --input as a model of the generic
- * defaults (max_len, symbols) would see it. */
-static int fuzz_args_attention(int argc, char **argv)
-{
-    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, 0};
-    args_line a;
-    int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, &a);
-    if (rc)
-        return args_exit(rc);
-    const char *input = args_get(&a, ARGS_INPUT);
-    if (!args_get(&a, ARGS_CHECKPOINT))
-        return args_usage_error("--checkpoint FILE is required");
-    if (!input)
-        return args_usage_error("--input \"SYMBOLS\" is required");
-    config c;
-    config_defaults(&c);
-    int *src = malloc(c.max_len * sizeof *src);
-    size_t Ts = 0;
-    char err[ARGS_ERR_MAX];
-    if (!src)
-        return FUZZ_ARGS_SKIP;
-    if (task_parse_tokens(input, src, c.max_len, c.symbols, &Ts, err, sizeof err) != 0)
-        rc = args_usage_error("--input: %s", err);
-    else if (Ts == 0 || Ts > c.max_len)
-        abort(); /* a parse that succeeded gives 1 to max_len symbols ... */
-    else
-        for (size_t i = 0; i < Ts; i++)
-            if (src[i] < 0 || (size_t)src[i] >= c.symbols)
-                abort(); /* ... each one of the vocabulary */
-    free(src);
-    return rc;
-}
-
-/* The sizes cmd_gradcheck puts between the model's defaults and the flags (its
- * gradcheck_sizes). */
-static void fuzz_args_gradcheck_sizes(config *c, const model_ops *ops, const void *ctx)
-{
-    (void)ctx;
-    c->symbols = 5;
-    c->batch = 2;
-    c->max_len = 16;
-    c->train_min = 1;
-    c->train_max = 16;
-    ops->gradcheck_sizes(c);
-}
-
-/* cmd_gradcheck up to rng_open: the flags, the configuration, --len and --stride. */
-static int fuzz_args_gradcheck(int argc, char **argv)
-{
-    static const args_flag allowed[] = {ARGS_LEN, ARGS_STRIDE, 0};
-    args_line a;
-    config c;
-    const model_ops *ops;
-    int rc = args_parse(argc, argv, 1, allowed, cmd_gradcheck_help, &a);
-    if (rc)
-        return args_exit(rc);
-    const args_plan plan = {.overrides = fuzz_args_gradcheck_sizes};
-    if ((rc = args_config(&a, &plan, &c, &ops)))
-        return rc;
-    size_t L = 4, stride = 1;
-    if (args_count(&a, ARGS_LEN, 1, c.max_len, &L) ||
-        args_count(&a, ARGS_STRIDE, 1, 1000000, &stride))
-        return ARGS_EXIT_USAGE;
-    return 0;
-}
-
-/* cmd_bench up to bench_model: --models, --lengths, --reps, the refused --model, then
- * each model's configuration and every length against its --max-len. */
-static int fuzz_args_bench(int argc, char **argv)
-{
-    static const args_flag allowed[] = {ARGS_MODELS, ARGS_LENGTHS, ARGS_REPS, ARGS_OUT, 0};
-    args_line a;
-    int rc = args_parse(argc, argv, 1, allowed, cmd_bench_help, &a);
-    if (rc)
-        return args_exit(rc);
-    const model_ops *list[ARGS_MAX_MODELS];
-    size_t nm = 0;
-    if (args_models(args_get(&a, ARGS_MODELS), list, &nm))
-        return ARGS_EXIT_USAGE;
-    static size_t lens[ARGS_MAX_LENGTHS];
-    size_t nl = 4, reps = 5;
-    lens[0] = 16, lens[1] = 32, lens[2] = 64, lens[3] = 128;
-    if (args_get(&a, ARGS_LENGTHS) &&
-        args_lengths("lengths", args_get(&a, ARGS_LENGTHS), 4096, lens, &nl))
-        return ARGS_EXIT_USAGE;
-    if (args_count(&a, ARGS_REPS, 1, 1000, &reps))
-        return ARGS_EXIT_USAGE;
-    if (args_setting(&a, "model"))
-        return args_usage_error("--model: bench takes --models LIST");
-    if (nm == 0 || nm > ARGS_MAX_MODELS)
-        abort(); /* args_models accepted a list: 1 to ARGS_MAX_MODELS models */
-    for (size_t i = 0; i < nm; i++) {
-        config c;
-        const model_ops *ops;
-        const args_plan plan = {.ops = list[i], .no_train_range = 1};
-        if ((rc = args_config(&a, &plan, &c, &ops)) != 0)
-            return rc;
-        for (size_t k = 0; k < nl; k++)
-            if (lens[k] > c.max_len)
-                return args_usage_error("--lengths: %zu is above --max-len %zu", lens[k],
-                                        c.max_len);
-    }
-    return 0;
-}
 
 /* ---- the commands run as themselves --------------------------------------------------- */
 
@@ -280,13 +136,13 @@ static const struct {
 } fuzz_args_commands[] = {
     /* parsing alone: valid or --help (0), or a usage error (2) */
     {'t', "train", cli_check_train_args, 1u << 0 | 1u << 2},
-    {'e', "eval", fuzz_args_eval, 1u << 0 | 1u << 2},
+    {'e', "eval", cmd_eval_check, 1u << 0 | 1u << 2},
     {'c', "compare", fuzz_args_compare, 1u << 0 | 1u << 2},
     /* ends at a path that is not a directory (1), or --help (0), or a usage error (2) */
     {'r', "report", fuzz_args_report, 1u << 0 | 1u << 1 | 1u << 2},
-    {'b', "bench", fuzz_args_bench, 1u << 0 | 1u << 2},
-    {'a', "attention", fuzz_args_attention, 1u << 0 | 1u << 2},
-    {'g', "gradcheck", fuzz_args_gradcheck, 1u << 0 | 1u << 2},
+    {'b', "bench", cmd_bench_check, 1u << 0 | 1u << 2},
+    {'a', "attention", cmd_attention_check, 1u << 0 | 1u << 2},
+    {'g', "gradcheck", cmd_gradcheck_check, 1u << 0 | 1u << 2},
     /* ends at the missing checkpoint.ckpt (1; also --help in args.txt), or 2 */
     {'f', "train", NULL, 1u << 1 | 1u << 2},
 };
