@@ -205,7 +205,9 @@ static const struct {
     ARG_CASE("b--lengths\0" "8:512:8\0--max-len\0" "64", 2),
     ARG_CASE("b--model\0lstm", 2),
     ARG_CASE("a--checkpoint\0m.ckpt\0--input\0" "3 1 4 1 5", 0),
-    ARG_CASE("a--checkpoint\0m.ckpt\0--input\0" "3 1 99", 2),
+    /* the symbols of --input are read with the model's task, after the checkpoint */
+    ARG_CASE("a--checkpoint\0m.ckpt\0--input\0" "3 1 99", 0),
+    ARG_CASE("a--input\0" "3 1 4", 2),
     ARG_CASE("a--checkpoint\0m.ckpt", 2),
     ARG_CASE("g--model\0rnn_attention\0--cell\0lstm\0--len\0" "5", 0),
     ARG_CASE("g--len\0" "99", 2),
