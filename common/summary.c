@@ -318,13 +318,28 @@ static double reach(const rundir *r)
 
 /* capacity.tsv: per group, its size and how far it copies (the reach over seeds), and
  * its token accuracy at the longest training length; `setups` counts the groups of its
- * model (a sweep when above 1). */
+ * model (a sweep when above 1). The setups of one model (neighbours in c->g) are listed
+ * from the fewest parameters to the most, whatever the order of the runs, so that the
+ * figure joins them along the size axis. */
 static int write_capacity(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
+    size_t *order = malloc(c->ng * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t m = 0; m < c->ng; m++) {
+        size_t j = m; /* insertion: moves only past smaller setups of the same model */
+        while (j > 0 && same_model(c, order[j - 1], m) &&
+               c->g[order[j - 1]].runs[0]->params > c->g[m].runs[0]->params) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = m;
+    }
     fprintf(f, "model\tbase\tsetups\tparams\tseeds\treach_median\treach_min\t"
                "reach_max\ttok_train_max_mean\ttok_train_max_min\ttok_train_max_max\n");
-    for (size_t m = 0; m < c->ng; m++) {
+    for (size_t k = 0; k < c->ng; k++) {
+        const size_t m = order[k];
         const model_group *g = &c->g[m];
         const config *cfg = &g->runs[0]->cfg;
         const size_t setups = setups_of(c, m);
@@ -344,6 +359,7 @@ static int write_capacity(FILE *f, const void *p)
         else
             fprintf(f, "\tnan\tnan\tnan\n");
     }
+    free(order);
     return ferror(f) ? -1 : 0;
 }
 

@@ -202,6 +202,51 @@ START_TEST(budget_carries_runs_stopped_early)
 }
 END_TEST
 
+/* Three sizes of the LSTM given in an order that is not their size's: capacity.tsv lists
+ * them from the smallest, and each reach counts from the shortest trained length (4) up
+ * to the last length of 99% token accuracy or more: 6 for a run that fails at 8, 8 for
+ * one that holds throughout (its failure at 2, below the range, does not count), 0 for
+ * one below 99% at 4 already. */
+START_TEST(capacity_lists_sizes_in_order_with_their_reach)
+{
+    char base[RU_PATH], dir[RU_PATH + 16];
+    ru_fresh_dir(base, sizeof base);
+    const ru_edit h128[] = {{"eval.tsv", RU_SET, "token_acc", 2, "1.0"},
+                            {"eval.tsv", RU_SET, "token_acc", 3, "0.995"},
+                            {"eval.tsv", RU_SET, "token_acc", 4, "0.5"}};
+    const ru_edit h256[] = {{"config.tsv", RU_SET, "hidden", 0, "256"},
+                            {"build.tsv", RU_SET, "parameters", 0, "595403"},
+                            {"eval.tsv", RU_SET, "token_acc", 1, "0.5"},
+                            {"eval.tsv", RU_SET, "token_acc", 2, "1.0"},
+                            {"eval.tsv", RU_SET, "token_acc", 3, "0.999"},
+                            {"eval.tsv", RU_SET, "token_acc", 4, "0.99"}};
+    const ru_edit h32[] = {{"config.tsv", RU_SET, "hidden", 0, "32"},
+                           {"build.tsv", RU_SET, "parameters", 0, "17707"},
+                           {"eval.tsv", RU_SET, "token_acc", 2, "0.9"},
+                           {"eval.tsv", RU_SET, "token_acc", 3, "1.0"}};
+    ru_fmt(dir, sizeof dir, "%s/runs/a", base);
+    ru_make_run(dir, h128, 3);
+    ru_fmt(dir, sizeof dir, "%s/runs/b", base);
+    ru_make_run(dir, h256, 6);
+    ru_fmt(dir, sizeof dir, "%s/runs/c", base);
+    ru_make_run(dir, h32, 4);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(dir, sizeof dir, "%s/capacity.tsv", base);
+    char *t = ru_slurp(dir, NULL);
+    ck_assert_ptr_nonnull(t);
+    const char *h32_row = strstr(t, "\nlstm:hidden=32\tlstm\t3\t17707\t1\t0\t0\t0\t");
+    const char *h128_row = strstr(t, "\nlstm:hidden=128\tlstm\t3\t166987\t1\t6\t6\t6\t");
+    const char *h256_row = strstr(t, "\nlstm:hidden=256\tlstm\t3\t595403\t1\t8\t8\t8\t");
+    ck_assert_msg(h32_row && h128_row && h256_row, "capacity.tsv:\n%s", t);
+    ck_assert_msg(h32_row < h128_row && h128_row < h256_row, "not by size:\n%s", t);
+    free(t);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
 /* ---- no silent limits ------------------------------------------------------------------- */
 
 START_TEST(many_runs_and_groups_are_all_reported)
@@ -509,6 +554,7 @@ Suite *make_report_suite(void)
     tcase_add_test(tc, impossible_values_are_refused_by_name);
     tcase_add_test(tc, many_runs_and_groups_are_all_reported);
     tcase_add_test(tc, budget_carries_runs_stopped_early);
+    tcase_add_test(tc, capacity_lists_sizes_in_order_with_their_reach);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     /* these need gnuplot; without it they are not run (and do not fail) */
