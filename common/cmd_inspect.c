@@ -135,13 +135,13 @@ void cmd_eval_help(void)
         "  --input FILE       one source sequence per line (symbols separated by spaces;\n"
         "                     '-' reads standard input): prints the task's target, the\n"
         "                     greedy prediction and the teacher-forced mean loss\n"
+        "  --threads N        BLAS threads\n"
         "\n"
         "A model trained on --task file:PATH reads that file again (it must not have\n"
         "changed: its CRC-32 is in the checkpoint) and is evaluated on every example of\n"
         "its test set, at each source length it holds (--lengths picks some; --samples\n"
         "does not apply). Its --input lines are words of the file's vocabulary; the\n"
         "target is shown when the file holds that source.\n"
-        "  --threads N        BLAS threads\n"
         "\n"
         "Examples:\n"
         "  attnlab eval --checkpoint runs/lstm/model.ckpt --lengths 4:64:4 --samples 512\n"
@@ -303,13 +303,13 @@ int cmd_eval(int argc, char **argv)
     const size_t samples = q.samples;
     size_t *const lens = q.lens;
     size_t nl = q.nl;
-    const config opt = q.opt;
+    const config *const opt = &q.opt;
     char err[ARGS_ERR_MAX];
-    buildinfo_set_threads(opt.threads);
+    buildinfo_set_threads(opt->threads);
     model *m = ckpt_load(ck, NULL, err, sizeof err);
     if (!m)
         return args_run_error("%s", err);
-    const unsigned long seed = args_setting(a, "seed") ? opt.seed : m->cfg.seed;
+    const unsigned long seed = args_setting(a, "seed") ? opt->seed : m->cfg.seed;
     if (args_get(a, ARGS_INPUT)) {
         rc = eval_input(m, args_get(a, ARGS_INPUT));
     } else if (task_is_file(m->cfg.task)) {
@@ -429,20 +429,20 @@ int cmd_gradcheck(int argc, char **argv)
     int rc = parse_gradcheck(argc, argv, &q);
     if (rc)
         return args_exit(rc);
-    config c = q.c;
+    const config *const c = &q.c;
     const model_ops *ops = q.ops;
     const size_t L = q.L, stride = q.stride;
-    buildinfo_set_threads(c.threads);
+    buildinfo_set_threads(c->threads);
     char err[ARGS_ERR_MAX];
-    const task *t = task_open(&c, err, sizeof err);
+    const task *t = task_open(c, err, sizeof err);
     if (!t)
         return args_run_error("%s", err);
     const size_t Tt = task_target_len(t, L);
     rng_streams r;
     batch b;
     model *m = NULL;
-    if (rng_open(&r, c.seed) != 0 || batch_alloc(&b, c.batch, L, Tt) != 0 ||
-        !(m = ops->alloc(&c)) || ops->reserve(m, c.batch, L, Tt) != 0) {
+    if (rng_open(&r, c->seed) != 0 || batch_alloc(&b, c->batch, L, Tt) != 0 ||
+        !(m = ops->alloc(c)) || ops->reserve(m, c->batch, L, Tt) != 0) {
         if (m)
             ops->free(m);
         rng_close(&r);
@@ -450,9 +450,9 @@ int cmd_gradcheck(int argc, char **argv)
         return args_run_error("out of memory");
     }
     ops->init(m, r.s[RNG_INIT]);
-    task_fill(t, &b, c.batch, L, c.symbols, r.s[RNG_TRAIN]);
+    task_fill(t, &b, c->batch, L, c->symbols, r.s[RNG_TRAIN]);
     printf("gradient check of %s: %zu parameters, batch %zu, source length %zu, task %s\n",
-           c.model, m->params.size, c.batch, L, c.task);
+           c->model, m->params.size, c->batch, L, c->task);
     printf("%-28s %12s  %10s\n", "tensor", "shape", "max rel err");
     double worst = gradcheck_model(m, &b, stride, print_tensor_error, &m->params);
     printf("max relative error: %.3e\n", worst);
