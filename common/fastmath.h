@@ -1,6 +1,11 @@
-/* fastmath.h — the exponential, σ and tanh that vectorise, and the attribute that
- * compiles hot loops for wider vector units (prefix: fm_). Every model uses these: the
- * LSTM and GRU gates, the additive-attention scores, the Transformer's softmax.
+/* fastmath.h — the project's own elementary functions (prefix: fm_): the exponential, σ
+ * and tanh that vectorise, written inline here, the logarithm, sine, cosine and power of
+ * fastmath.c, and the attribute that compiles hot loops for wider vector units. Every
+ * model uses these: the LSTM and GRU gates, the additive-attention scores, the
+ * Transformer's softmax and position table, the loss, Adam and the schedule. No value of
+ * libm's reaches a weight, a loss or a printed number (sqrt aside, which IEEE 754
+ * rounds correctly everywhere): libm's last bit differs between C libraries and, in
+ * glibc, between processors (fastmath.c says more).
  *
  * Why. glibc's exp is accurate and fast for one number, but it is a call the compiler
  * cannot see into, so a loop that calls it stays scalar: one exp at a time, about 5 ns
@@ -191,6 +196,19 @@ FM_INLINE double fm_exp(double x)
  * both to libm). */
 FM_INLINE double fm_sigmoid(double a) { return 1.0 / (1.0 + fm_exp(-a)); }
 FM_INLINE double fm_tanh(double a) { return 1.0 - 2.0 / (1.0 + fm_exp(2.0 * a)); }
+
+/* The rest of the project's own elementary functions (fastmath.c): scalar, for the few
+ * places that are not hot loops. Each is a fixed sequence of IEEE operations, so, like
+ * fm_exp, it gives the same bits on every processor and C library. */
+
+/* ln x, within 1 ulp; ln 0 = −∞, NaN for x < 0. */
+double fm_log(double x);
+/* sin x and cos x, within 1 ulp for |x| < 1.6e6 (every angle the project takes);
+ * NaN for ±∞, NaN and |x| ≥ 2^51. */
+double fm_sin(double x);
+double fm_cos(double x);
+/* b^y = e^{y·ln b} for b > 0, within about (1 + 2|y ln b|) ulp. */
+double fm_pow(double b, double y);
 
 /* ---- row helpers of the vectorised kernels ---- */
 

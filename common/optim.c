@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastmath.h"
+
 int optim_alloc(optim *o, size_t n, double beta1, double beta2, double eps)
 {
     o->n = n;
@@ -64,8 +66,8 @@ void optim_adam_step(optim *o, double *w, const double *g, double lr)
     const double b1 = o->beta1, b2 = o->beta2;
     /* fold both bias corrections into the step size, as Kingma & Ba suggest (§2):
      * lr · m̂/(√v̂ + ε) = lr_t · m / (√v + ε √(1−β2ᵗ)) with lr_t = lr √(1−β2ᵗ)/(1−β1ᵗ) */
-    const double c1 = 1.0 - pow(b1, (double)o->t);
-    const double c2 = 1.0 - pow(b2, (double)o->t);
+    const double c1 = 1.0 - fm_pow(b1, (double)o->t);
+    const double c2 = 1.0 - fm_pow(b2, (double)o->t);
     const double step = lr / c1;
     const double inv_sqrt_c2 = 1.0 / sqrt(c2);
     for (size_t i = 0; i < o->n; i++) {
@@ -99,5 +101,5 @@ double optim_lr_at(double lr, size_t warmup, optim_schedule schedule, double flo
     /* progress through the decay: 0 at the end of the warm-up, 1 at the last step */
     const double x = (double)(step - warmup) / (double)(steps - warmup);
     const double pi = 3.14159265358979323846;
-    return lr * (floor + (1.0 - floor) * 0.5 * (1.0 + cos(pi * (x > 1.0 ? 1.0 : x))));
+    return lr * (floor + (1.0 - floor) * 0.5 * (1.0 + fm_cos(pi * (x > 1.0 ? 1.0 : x))));
 }

@@ -113,7 +113,7 @@ void op_softmax_row(double *x, size_t n)
     }
     double sum = 0.0;
     for (size_t j = 0; j < n; j++) {
-        x[j] = exp(x[j] - mx); /* exp(-inf) = 0 exactly: masked entries vanish */
+        x[j] = fm_exp(x[j] - mx); /* e^−∞ = 0 exactly: masked entries vanish */
         sum += x[j];
     }
     double inv = 1.0 / sum; /* sum >= 1: the maximum contributes exp(0) */
@@ -152,8 +152,8 @@ double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix
         /* log Σ exp(z) = z_max + log Σ exp(z − z_max): no overflow */
         double sum = 0.0;
         for (size_t v = 0; v < V; v++)
-            sum += exp(z[v] - z[arg]);
-        double lse = z[arg] + log(sum);
+            sum += fm_exp(z[v] - z[arg]);
+        double lse = z[arg] + fm_log(sum);
         total += lse - z[targets[i]];
         if (pred)
             pred[i] = (int)arg;
@@ -161,7 +161,7 @@ double op_cross_entropy(const gsl_matrix *logits, const int *targets, gsl_matrix
             /* ∂(lse − z_t)/∂z_v = softmax_v − [v = t], averaged over N rows */
             double *d = gsl_matrix_ptr(dlogits, i, 0);
             for (size_t v = 0; v < V; v++)
-                d[v] = exp(z[v] - lse) / (double)N;
+                d[v] = fm_exp(z[v] - lse) / (double)N;
             d[targets[i]] -= 1.0 / (double)N;
         }
     }

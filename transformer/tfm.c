@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/fastmath.h"
+
 static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
 
 /* ---- positions (§3.5) and embeddings (§3.4) ----------------------------------------- */
@@ -34,9 +36,9 @@ void tfm_sinusoid(double *pe, size_t Lmax, size_t D)
      * progression from 2π to 10000·2π, so PE(t + k) is a linear function of PE(t) */
     for (size_t t = 0; t < Lmax; t++)
         for (size_t d = 0; d < D; d++) {
-            const double freq = exp(-log(10000.0) * (double)(d - d % 2) / (double)D);
+            const double freq = fm_exp(-fm_log(10000.0) * (double)(d - d % 2) / (double)D);
             const double angle = (double)t * freq;
-            pe[t * D + d] = d % 2 == 0 ? sin(angle) : cos(angle);
+            pe[t * D + d] = d % 2 == 0 ? fm_sin(angle) : fm_cos(angle);
         }
 }
 
