@@ -15,6 +15,13 @@
  * cell adds only the recurrent part h·Whᵀ. In backward the cell hands back the gradient
  * of the gate pre-activations (dpre) of its step; the layer keeps all of them and forms
  * dWx, dWh and db with one GEMM (or sum) over all steps.
+ *
+ * Files, the same roles as in rnn_attention/ and transformer/: lstm.h (this header: the
+ * pieces, then the model's parameter and state structs with their shapes), lstm_model.c
+ * (the configuration, the parameter walk, the state layout, alloc/free/init/reserve, the
+ * ops table), lstm_pass.c (the encoder, forward and backward), lstm_decode.c (greedy
+ * decoding and the trace); its pieces lstm_layer.c (T steps, the projection table, the
+ * bias initialisation) and lstm_cell.c (one step).
  */
 #ifndef ATTNLAB_LSTM_H
 #define ATTNLAB_LSTM_H
@@ -22,6 +29,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 
+#include "../common/carve.h"
 #include "../common/fastmath.h"
 #include "../common/model.h"
 
@@ -106,24 +114,24 @@ typedef struct lstm_weights {
  * step while decoding): writes act (N, 4H) = X (N, E) · Wxᵀ (E, 4H) + b. */
 void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights *w);
 
-/* The recurrence alone: runs the cell over T steps of a batch of B = Act->size1 / T
+/* The recurrence alone: runs the cell over the T = Act->size1 / B steps of a batch of B
  * sequences. On entry Act (T·B, 4H) holds the input part of every step's pre-activations
  * (x_t·Wxᵀ + b, however the caller formed it); on return the gates. Reads the initial
  * state in block 0 of Hs and Cs, writes blocks 1..T. */
 void lstm_recur_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *Wh,
-                        size_t T);
+                        size_t B);
 
 /* Backward of lstm_recur_forward. dHs, dCs are worked in place as in lstm_layer_backward
  * (below). Writes dPre (T·B, 4H); accumulates dWh += dPreᵀ·Hs[0..T−1], one GEMM. */
 void lstm_recur_backward(gsl_matrix *dWh, gsl_matrix *dPre, gsl_matrix *dHs, gsl_matrix *dCs,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
-                         const gsl_matrix *Wh, size_t T);
+                         const gsl_matrix *Wh, size_t B);
 
-/* Runs the cell over T steps of a batch of B = X->size1 / T sequences (layout above).
+/* Runs the cell over the T = X->size1 / B steps of a batch of B sequences (layout above).
  * Reads X and the initial state in block 0 of Hs and Cs; writes Act and blocks 1..T of
  * Hs and Cs. The input projection of all T steps is one GEMM before the loop. */
 void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *X,
-                        const lstm_weights *w, size_t T);
+                        const lstm_weights *w, size_t B);
 
 /* Backward of lstm_layer_forward.
  * dHs, dCs ((T+1)·B, H) carry the gradient of every state and are worked in place: on
@@ -138,7 +146,7 @@ void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const g
 void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
                          gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
-                         const lstm_weights *w, size_t T);
+                         const lstm_weights *w, size_t B);
 
 /* ---- inputs that are tokens: the projection table ------------------------------------
  *
@@ -160,10 +168,10 @@ void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weigh
  * Act's contents on entry do not matter; on return it holds the gates of every step.
  * Given an Act of B rows instead, every step writes its gates there: for a caller that
  * needs none of them afterwards (greedy decoding), whose one block then stays in cache
- * instead of streaming T·B·4H doubles through memory. B = Hs->size1 / (T + 1). */
+ * instead of streaming T·B·4H doubles through memory. T = Hs->size1 / B − 1. */
 void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
                               const gsl_matrix *P, const int *ids, const gsl_matrix *Wh,
-                              size_t T);
+                              size_t B);
 
 /* Backward of "P = embed·Wxᵀ + b, then Act row i = P row ids[i]" for the N = dPre->size1
  * rows of dPre (N, 4H). Writes dP (V, 4H), the scatter-add of dPre by token; accumulates
@@ -194,6 +202,79 @@ void lstm_init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *
  * matrices named "enc.gate_i", "enc.gate_f", "enc.gate_o", "enc.cell" (rows: source
  * tokens) and "dec.gate_i", "dec.gate_f", "dec.gate_o", "dec.cell" (rows: decoded tokens);
  * columns are hidden units. */
+
+/* ---- the model's three structs (lstm_model.c lays them out) ------------------------- */
+
+/* Views of every parameter (or of every gradient: same shapes), in arena order. */
+typedef struct lstm_params {
+    gsl_matrix *enc_embed; /* (V+1, E) source token embeddings */
+    lstm_weights enc;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) of the encoder */
+    gsl_matrix *dec_embed; /* (V+1, E) decoder input embeddings */
+    lstm_weights dec;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) of the decoder */
+    gsl_matrix *out_W;     /* (V+1, H) output layer */
+    gsl_matrix *out_b;     /* (1, V+1) its bias */
+} lstm_params;
+
+/* Every activation of a step, cut from blk at the capacity (cap_B, cap_Ts, cap_Tt). */
+typedef struct lstm_state {
+    carve_block blk;        /* the two blocks every array below lies in */
+    size_t cap_B, cap_Ts, cap_Tt; /* the largest batch and lengths reserved for */
+    size_t B, Ts, Tt;       /* sizes of the last forward, decode or trace */
+    int has_forward;        /* 1 while the arrays hold a whole forward of (B, Ts, Tt): what
+                               backward differentiates (a decode reuses the same arrays) */
+    double *P, *dP;         /* (2·(V+1), 4H) encoder table, then decoder table */
+    double *Act, *dPre;     /* ((Ts+Tt)·B, 4H) gates, gradients of the pre-activations */
+    double *Hs, *Cs;        /* ((Ts+1+Tt)·B, H) hidden and cell states */
+    double *dHs, *dCs;      /* ((Ts+1+Tt)·B, H) their gradients */
+    double *logits;         /* (Tt·B, V+1) */
+    double *dlogits;        /* (Tt·B, V+1) written by forward, read by backward */
+    double *trace;          /* (max(Ts, Tt), H) one gate matrix, contiguous, for trace() */
+    int *ids;               /* ((Ts+Tt)·B) source then decoder-input tokens, time-major */
+    int *tgt;               /* (Tt·B) targets, time-major */
+    int *pred;              /* (Tt·B) argmax tokens, time-major */
+} lstm_state;
+
+typedef struct lstm_model {
+    struct model head; /* first: a lstm_model * is a model * */
+    lstm_params w;     /* parameter values */
+    lstm_params g;     /* their gradients (same shapes) */
+    lstm_state s;      /* run-time state */
+} lstm_model;
+
+/* The workspace seen at one batch's sizes: views into the front of each state array. */
+typedef struct lstm_views {
+    gsl_matrix_view Pe, Pd, dPe, dPd; /* (V+1, 4H) projection tables and their gradients */
+    gsl_matrix_view Ae, Ad, dAe, dAd; /* (Ts·B, 4H), (Tt·B, 4H) gates, d pre-activations */
+    gsl_matrix_view He, Ce, dHe, dCe; /* ((Ts+1)·B, H) encoder h_0..h_Ts */
+    gsl_matrix_view Hd, Cd, dHd, dCd; /* ((Tt+1)·B, H) decoder h_0..h_Tt, h_0 = enc h_Ts */
+    gsl_matrix_view Hout, dHout;      /* (Tt·B, H) decoder h_1..h_Tt: the output's input */
+    gsl_matrix_view logits, dlogits;  /* (Tt·B, V+1) */
+} lstm_views;
+
+/* Views of the front of every state array at one call's sizes (B, Ts, Tt) (lstm_model.c). */
+void lstm_make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt);
+
+/* Does the reservation hold a call of these sizes (all at least 1)? (lstm_model.c) */
+int lstm_fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt);
+
+/* ---- the passes (lstm_pass.c, lstm_decode.c); the error contract is common/model.h's -- */
+
+/* The encoder: reads src (B, Ts), its tokens already checked, and runs the LSTM from
+ * h_0 = c_0 = 0, leaving its final state in block Ts of Hs, Cs, where the decoder starts.
+ * With keep, the encoder's gates of every step stay in v->Ae (for backward and trace);
+ * without, its first block is rewritten by every step. */
+void lstm_encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts, int keep);
+
+/* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b: the output layer on N rows. */
+void lstm_output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w);
+
+/* The ops of `lstm`, with the contracts of common/model.h: forward and backward in
+ * lstm_pass.c, decode and trace in lstm_decode.c, the rest in lstm_model.c. */
+double lstm_forward(model *m, const batch *b, int *pred);
+int lstm_backward(model *m, const batch *b);
+int lstm_decode(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
+int lstm_trace(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
+               void *ctx);
 
 /* The registered model `lstm`. */
 extern const model_ops lstm_ops;

@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <gsl/gsl_blas.h>
+#include <gsl/gsl_rng.h>
 
 #include "../common/tensor.h"
 
@@ -34,10 +35,10 @@ void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights
 }
 
 void lstm_recur_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *Wh,
-                        size_t T)
+                        size_t B)
 {
-    assert(T > 0 && Act->size1 % T == 0);
-    const size_t B = Act->size1 / T;
+    assert(B > 0 && Act->size1 % B == 0);
+    const size_t T = Act->size1 / B;
     assert(Hs->size1 == (T + 1) * B && Cs->size1 == (T + 1) * B);
 
     /* The recurrence, steps 1..T. */
@@ -51,21 +52,21 @@ void lstm_recur_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const g
 }
 
 void lstm_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const gsl_matrix *X,
-                        const lstm_weights *w, size_t T)
+                        const lstm_weights *w, size_t B)
 {
-    assert(T > 0 && X->size1 % T == 0 && Act->size1 == X->size1);
+    assert(B > 0 && X->size1 % B == 0 && Act->size1 == X->size1);
 
     /* Act (T·B,4H) = X (T·B,E) · Wxᵀ (E,4H) + b: the input part of every step at once */
     lstm_input_forward(Act, X, w);
-    lstm_recur_forward(Hs, Cs, Act, w->Wh, T);
+    lstm_recur_forward(Hs, Cs, Act, w->Wh, B);
 }
 
 void lstm_recur_backward(gsl_matrix *dWh, gsl_matrix *dPre, gsl_matrix *dHs, gsl_matrix *dCs,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
-                         const gsl_matrix *Wh, size_t T)
+                         const gsl_matrix *Wh, size_t B)
 {
-    assert(T > 0 && dPre->size1 % T == 0);
-    const size_t B = dPre->size1 / T;
+    assert(B > 0 && dPre->size1 % B == 0);
+    const size_t T = dPre->size1 / B;
     assert(dHs->size1 == (T + 1) * B && dCs->size1 == (T + 1) * B && Act->size1 == T * B);
 
     /* Backpropagation through time, last step first. When step t is reached, blocks t of
@@ -94,10 +95,10 @@ void lstm_recur_backward(gsl_matrix *dWh, gsl_matrix *dPre, gsl_matrix *dHs, gsl
 void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
                          gsl_matrix *dHs, gsl_matrix *dCs, const gsl_matrix *X,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
-                         const lstm_weights *w, size_t T)
+                         const lstm_weights *w, size_t B)
 {
-    assert(T > 0 && X->size1 % T == 0 && dPre->size1 == X->size1);
-    lstm_recur_backward(dw->Wh, dPre, dHs, dCs, Hs, Cs, Act, w->Wh, T);
+    assert(B > 0 && X->size1 % B == 0 && dPre->size1 == X->size1);
+    lstm_recur_backward(dw->Wh, dPre, dHs, dCs, Hs, Cs, Act, w->Wh, B);
 
     /* forward: Act = X · Wxᵀ + b  (all steps)
      *   dWx (4H,E) += dPreᵀ (4H,T·B) · X (T·B,E)     one GEMM sums over steps and batch
@@ -122,10 +123,10 @@ void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weigh
 
 void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
                               const gsl_matrix *P, const int *ids, const gsl_matrix *Wh,
-                              size_t T)
+                              size_t B)
 {
-    assert(T > 0 && Hs->size1 % (T + 1) == 0);
-    const size_t B = Hs->size1 / (T + 1);
+    assert(B > 0 && Hs->size1 % B == 0 && Hs->size1 > B);
+    const size_t T = Hs->size1 / B - 1;
     const int keep = Act->size1 == T * B; /* else one block, rewritten by every step */
     assert(Cs->size1 == (T + 1) * B && (keep || Act->size1 == B));
 
@@ -166,4 +167,18 @@ void lstm_table_backward(gsl_matrix *dembed, lstm_weights *dw, gsl_matrix *dP,
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dP, embed, 1.0, dw->Wx);
     op_bias_backward(dw->b, dP);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dP, w->Wx, 1.0, dembed);
+}
+
+/* ---- initialisation ------------------------------------------------------------------ */
+
+void lstm_init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *r)
+{
+    const size_t G = b->size2, H = G / 4;
+    for (size_t j = 0; j < G; j++) {
+        double b_ih = k * (2.0 * gsl_rng_uniform(r) - 1.0);
+        double b_hh = k * (2.0 * gsl_rng_uniform(r) - 1.0);
+        b->data[j] = b_ih + b_hh;
+    }
+    for (size_t j = H; j < 2 * H; j++)
+        b->data[j] = forget_bias;
 }

@@ -151,7 +151,7 @@ static void lstm_entry_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix 
 {
     (void)HP;
     const lstm_weights lw = lstm_of(w);
-    lstm_layer_forward(Hs, Cs, Act, X, &lw, X->size1 / B);
+    lstm_layer_forward(Hs, Cs, Act, X, &lw, B);
 }
 
 static void lstm_entry_layer_backward(gsl_matrix *dX, rnnattn_rnn *dw, gsl_matrix *dAct,
@@ -163,7 +163,7 @@ static void lstm_entry_layer_backward(gsl_matrix *dX, rnnattn_rnn *dw, gsl_matri
     (void)dHP, (void)HP;
     lstm_weights ldw = lstm_of(dw);
     const lstm_weights lw = lstm_of(w);
-    lstm_layer_backward(dX, &ldw, dAct, dHs, dCs, X, Hs, Cs, Act, &lw, X->size1 / B);
+    lstm_layer_backward(dX, &ldw, dAct, dHs, dCs, X, Hs, Cs, Act, &lw, B);
 }
 
 /* (s_t, c_t) = LSTM(a_t, s_{t−1}, c_{t−1}): a_t (block t−1 of Act) becomes the gates. */

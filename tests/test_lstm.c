@@ -273,7 +273,7 @@ static void layer_setup(layer_case *k, pool *p, const gsl_rng *r)
 static double layer_loss(void *ctx)
 {
     layer_case *k = ctx;
-    lstm_layer_forward(k->Hs, k->Cs, k->Act, k->X, &k->w, NT);
+    lstm_layer_forward(k->Hs, k->Cs, k->Act, k->X, &k->w, NB);
     gsl_matrix_view h = gsl_matrix_submatrix(k->Hs, NB, 0, NT * NB, NH);
     gsl_matrix_view cT = lstm_block(k->Cs, NT, NB);
     return tu_dot(&h.matrix, k->R) + tu_dot(&cT.matrix, k->Rc);
@@ -291,7 +291,7 @@ static void layer_pass(layer_case *k)
     gsl_matrix_set_zero(&dc.matrix);
     gsl_matrix_memcpy(&dcT.matrix, k->Rc);
     lstm_layer_backward(k->dX, &k->dw, k->dPre, k->dHs, k->dCs, k->X, k->Hs, k->Cs, k->Act,
-                        &k->w, NT);
+                        &k->w, NB);
 }
 
 START_TEST(test_layer_gradcheck)
@@ -375,12 +375,12 @@ START_TEST(test_table_matches_layer)
     gsl_matrix_memcpy(&h0t.matrix, &h0.matrix);
     gsl_matrix_memcpy(&c0t.matrix, &c0.matrix);
     lstm_table_forward(P, embed, &k.w);
-    lstm_recur_forward_table(Hs, Cs, Act, P, ids, k.w.Wh, NT);
+    lstm_recur_forward_table(Hs, Cs, Act, P, ids, k.w.Wh, NB);
     gsl_matrix_view dh = gsl_matrix_submatrix(dHs, NB, 0, NT * NB, NH);
     gsl_matrix_view dcT = lstm_block(dCs, NT, NB);
     gsl_matrix_memcpy(&dh.matrix, k.R);
     gsl_matrix_memcpy(&dcT.matrix, k.Rc);
-    lstm_recur_backward(dw.Wh, dPre, dHs, dCs, Hs, Cs, Act, k.w.Wh, NT);
+    lstm_recur_backward(dw.Wh, dPre, dHs, dCs, Hs, Cs, Act, k.w.Wh, NB);
     lstm_table_backward(dembed, &dw, dP, dPre, ids, embed, &k.w);
 
     const gsl_matrix *got[] = {Hs, Cs, dembed, dw.Wx, dw.b, dw.Wh, dHs, dCs};
@@ -645,8 +645,8 @@ START_TEST(test_trace)
     gsl_matrix_view Ce = gsl_matrix_submatrix(Cs, 0, 0, Ts + 1, NH);
     gsl_matrix_view Hd = gsl_matrix_submatrix(Hs, Ts, 0, Tt + 1, NH);
     gsl_matrix_view Cd = gsl_matrix_submatrix(Cs, Ts, 0, Tt + 1, NH);
-    lstm_layer_forward(&He.matrix, &Ce.matrix, Ae, Xe, &enc, Ts);
-    lstm_layer_forward(&Hd.matrix, &Cd.matrix, Ad, Xd, &dec, Tt);
+    lstm_layer_forward(&He.matrix, &Ce.matrix, Ae, Xe, &enc, 1); /* one example */
+    lstm_layer_forward(&Hd.matrix, &Cd.matrix, Ad, Xd, &dec, 1);
 
     const size_t block[3] = {0, 1, 3}; /* i, f, o in [i f g o] */
     for (size_t k = 0; k < 8; k++) {
