@@ -16,7 +16,14 @@
  * With cell lstm both GRUs become LSTMs (lstm/lstm.h) and s_0 = (h_Ts, c_Ts): everything
  * else is model `lstm`, so attention is the only difference (the controlled experiment).
  * The two cells sit behind one table (rnnattn_cell, rnnattn_cell.c), chosen once when the
- * model is allocated; the passes (rnnattn.c) call the cell only through it.
+ * model is allocated; the passes call the cell only through it.
+ *
+ * Files, the same roles as in lstm/ and transformer/: rnnattn.h (this header: the
+ * parameter, cell and state structs with their shapes), rnnattn_model.c (the
+ * configuration, the parameter walk, the state layout and its views, alloc/free/init/
+ * reserve, the ops table), rnnattn_pass.c (the encoder, the decoder step, forward and
+ * backward), rnnattn_decode.c (greedy decoding and the trace); its pieces rnnattn_cell.c
+ * (the cell table), gru.c (the GRU) and addattn.c (additive attention).
  *
  * Parameters, in arena order: enc.embed (V, E), enc.Wx (GH, E), enc.Wh (GH, H), then
  * enc.bx, enc.bh (1, 3H) for GRU or enc.b (1, 4H) for LSTM; dec.embed (V, E),
@@ -135,7 +142,7 @@ const rnnattn_cell *rnnattn_cell_of(const config *c);
  * Every array of a step, cut from one block of doubles and one of ints (common/carve.h)
  * by state_layout in rnnattn_model.c, each with room for the reserved sizes (cap_B, cap_Ts,
  * cap_Tt). The shapes below are those of a call: a call uses the front of each array,
- * seen as a contiguous matrix of its own sizes (rnnattn.c takes those views). The
+ * seen as a contiguous matrix of its own sizes (rnnattn_make_views). The
  * gradient d… of an array has its shape.
  * The states: blocks 0..Ts of Hs are the encoder's h_0 = 0, h_1..h_Ts, and blocks
  * Ts..Ts+Tt the decoder's s_0..s_Tt: s_0 IS block Ts, so the encoder's last state and the
@@ -148,10 +155,11 @@ typedef struct rnnattn_state {
     size_t cap_B;    /* batch size reserved (0 before the first reserve) */
     size_t cap_Ts;   /* source length reserved */
     size_t cap_Tt;   /* target length reserved */
-    size_t B;        /* batch size of the last forward, what backward differentiates; 0
-                        when there is none (a decode reuses the same arrays) */
-    size_t Ts;       /* source length of the last forward */
-    size_t Tt;       /* target length of the last forward */
+    size_t B;        /* batch size of the last forward, decode or trace */
+    size_t Ts;       /* its source length */
+    size_t Tt;       /* its target length */
+    int has_forward; /* 1 while the arrays hold a whole forward of (B, Ts, Tt): what
+                        backward differentiates (a decode reuses the same arrays) */
 
     double *Xe;     /* (Ts·B, E)            embedded source */
     double *dXe;    /* (Ts·B, E) */
@@ -175,7 +183,7 @@ typedef struct rnnattn_state {
     double *dQ;     /* (Tt·B, A)            gradient of the queries q */
     double *Alpha;  /* (Tt·B, Ts)           attention weights α_t */
     double *logits; /* (Tt·B, V) */
-    double *dlogits; /* (Tt·B, V) */
+    double *dlogits; /* (Tt·B, V)            written by forward's cross-entropy */
     addattn_work ws; /* e (Ts), da (Ts): the attention's scratch of one example */
     int *src;       /* (Ts·B) source tokens, time-major */
     int *din;       /* (Tt·B) decoder inputs, time-major */
@@ -193,7 +201,82 @@ typedef struct rnnattn_model {
     rnnattn_state s;           /* run-time state */
 } rnnattn_model;
 
-/* ---- the passes (rnnattn.c); the error contract is common/model.h's ---------------------- */
+/* ---- views of one call's sizes (rnnattn_model.c) -------------------------------------- */
+
+/* Every matrix of a call, as views of the front of the reserved arrays (rnnattn_state).
+ * Views of arrays the cell does not keep (P… for the LSTM, C… for the GRU) are empty. */
+typedef struct rnnattn_views {
+    gsl_matrix_view Xe;      /* (Ts·B, E)       embedded source */
+    gsl_matrix_view Ae;      /* (Ts·B, GH)      encoder gates */
+    gsl_matrix_view Pe;      /* (Ts·B, GH)      encoder h·Whᵀ + bh (GRU) */
+    gsl_matrix_view He;      /* ((Ts+1)·B, H)   h_0 .. h_Ts */
+    gsl_matrix_view Ce;      /* ((Ts+1)·B, H)   c_0 .. c_Ts (LSTM) */
+    gsl_matrix_view Henc;    /* (Ts·B, H)       h_1 .. h_Ts: keys' source and values */
+    gsl_matrix_view EK;      /* (Ts·B, A)       keys, as e^{2k} */
+    gsl_matrix_view Xd;      /* (Tt·B, E+H)     decoder inputs [emb(y_{t−1}) | c_t] */
+    gsl_matrix_view Xd_emb;  /* (Tt·B, E)       its first E columns (row stride E+H) */
+    gsl_matrix_view C;       /* (Tt·B, H)       its last H columns: c_1 .. c_Tt */
+    gsl_matrix_view Ad;      /* (Tt·B, GH)      decoder gates */
+    gsl_matrix_view Pd;      /* (Tt·B, GH)      decoder s·Whᵀ + bh (GRU) */
+    gsl_matrix_view Hd;      /* ((Tt+1)·B, H)   s_0 = h_Ts .. s_Tt */
+    gsl_matrix_view Cd;      /* ((Tt+1)·B, H)   cell states of s_0 .. s_Tt (LSTM) */
+    gsl_matrix_view S_prev;  /* (Tt·B, H)       s_0 .. s_{Tt−1}: the queries' source */
+    gsl_matrix_view S_out;   /* (Tt·B, H)       s_1 .. s_Tt: what the output reads */
+    gsl_matrix_view EQ;      /* (Tt·B, A)       queries, as e^{2q} */
+    gsl_matrix_view Alpha;   /* (Tt·B, Ts)      weights α_t */
+    gsl_matrix_view logits;  /* (Tt·B, V) */
+    gsl_matrix_view dXe;     /* (Ts·B, E)       the gradients: each as its activation */
+    gsl_matrix_view dAe;     /* (Ts·B, GH) */
+    gsl_matrix_view dPe;     /* (Ts·B, GH)      (GRU) */
+    gsl_matrix_view dHe;     /* ((Ts+1)·B, H) */
+    gsl_matrix_view dCe;     /* ((Ts+1)·B, H)   (LSTM) */
+    gsl_matrix_view dHenc;   /* (Ts·B, H) */
+    gsl_matrix_view dK;      /* (Ts·B, A)       gradient of k itself */
+    gsl_matrix_view dXd;     /* (Tt·B, E+H) */
+    gsl_matrix_view dXd_emb; /* (Tt·B, E)       row stride E+H */
+    gsl_matrix_view dC;      /* (Tt·B, H)       row stride E+H */
+    gsl_matrix_view dAd;     /* (Tt·B, GH) */
+    gsl_matrix_view dPd;     /* (Tt·B, GH)      (GRU) */
+    gsl_matrix_view dHd;     /* ((Tt+1)·B, H) */
+    gsl_matrix_view dCd;     /* ((Tt+1)·B, H)   (LSTM) */
+    gsl_matrix_view dS_out;  /* (Tt·B, H) */
+    gsl_matrix_view dQ;      /* (Tt·B, A)       gradient of q itself */
+    gsl_matrix_view dlogits; /* (Tt·B, V) */
+} rnnattn_views;
+
+/* Takes the views of the front of every reserved array at one call's sizes (B, Ts, Tt):
+ * a (N, cols) array of a call is always a plain contiguous matrix. */
+void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts, size_t Tt);
+
+/* Does the reservation hold a call of these sizes (all at least 1)? */
+int rnnattn_fits(const rnnattn_state *s, size_t B, size_t Ts, size_t Tt);
+
+/* ---- pieces shared by forward, decode and trace (rnnattn_pass.c) ----------------------- */
+
+/* The encoder: embeds the source (already time-major in m->s.src), runs the cell from
+ * h_0 = 0 (and c_0 = 0), leaving h_1..h_Ts in Henc and the final state in block Ts where
+ * the decoder starts; then the keys of every source position, once for the sequence. */
+void rnnattn_encode(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts);
+
+/* a (N, GH) = X_emb (N, E) · W_embᵀ (E, GH) + bias: the decoder input's embedding part,
+ * for all steps at once under teacher forcing, one step at a time when decoding. */
+void rnnattn_decoder_input(gsl_matrix *a, const gsl_matrix *Xemb, const rnnattn_params *w);
+
+/* Decoder step t (1-based) for B rows. On entry Ad block t−1 holds the embedding part
+ * emb(y_{t−1})·W_embᵀ + bias of the cell's input; writes q_t, α_t, c_t (into Xd), the
+ * gates and s_t (and its cell state for LSTM).
+ *     c_t = attention(query s_{t−1}; keys, values h_1..h_Ts)
+ *     s_t = cell([emb(y_{t−1}); c_t], s_{t−1}) */
+void rnnattn_decoder_step(rnnattn_model *m, rnnattn_views *v, size_t t, size_t B);
+
+/* logits (N, V) = S (N, H) · W_sᵀ (H, V) + C (N, H) · W_cᵀ (H, V) + b, that is
+ * out.W [s; c] + b with the concatenation left implicit (s and c live in different
+ * arrays). */
+void rnnattn_output_forward(gsl_matrix *logits, const gsl_matrix *S, const gsl_matrix *C,
+                            const rnnattn_params *w);
+
+/* ---- the passes (rnnattn_pass.c, rnnattn_decode.c); the error contract is
+ * common/model.h's -------------------------------------------------------------------- */
 
 /* Teacher-forced forward of batch b (sizes within the reservation, every token in
  * [0, V)): the mean cross-entropy over the B·Tt targets, and the argmax of every position

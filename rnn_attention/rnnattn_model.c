@@ -1,13 +1,14 @@
 /* rnnattn_model.c — the model `rnn_attention` as the harness sees it: its configuration,
  * its parameters, its run-time state and its table of operations (the passes themselves
- * are rnnattn.c; the cells rnnattn_cell.c).
+ * are rnnattn_pass.c, greedy decoding and the trace rnnattn_decode.c; the cells
+ * rnnattn_cell.c).
  *
  * Three structs, three concerns: the configuration (struct model's cfg, with the cell it
  * names resolved once into m->cell), the weights (rnnattn_params: views into the arena,
  * once for values and once for gradients) and the run-time state (rnnattn_state: every
  * activation of a step, reserved once).
  *
- * Design. Each is written in one place. The parameters: visit() names every tensor with
+ * Design. Each is written in one place. The parameters: visit_params() names every tensor with
  * its shape, in arena order (common/walk.h); the arena, the views, the checkpoint names
  * and n_params all come from that one walk, and the cell's entry decides the gate count
  * and the biases. The state: state_layout() asks for every run-time array at the reserved
@@ -48,7 +49,7 @@ static void visit_rnn(walk *wk, rnnattn_rnn *w, rnnattn_rnn *g, const char *pref
  * flat loops and of nothing else: init() draws in its own order). Reads the
  * configuration and the cell of the rnnattn_model ctx; writes its w and g in the walk's
  * last pass only. */
-static void visit(walk *wk, void *ctx)
+static void visit_params(walk *wk, void *ctx)
 {
     rnnattn_model *m = ctx;
     const config *c = &m->head.cfg;
@@ -128,7 +129,7 @@ static model *rnnattn_alloc(const config *c)
     m->head.ops = &rnnattn_ops;
     m->head.cfg = *c;
     m->cell = rnnattn_cell_of(c);
-    if (walk_build(&m->head.params, visit, m) != 0) {
+    if (walk_build(&m->head.params, visit_params, m) != 0) {
         free(m);
         return NULL;
     }
@@ -184,13 +185,13 @@ static void rnnattn_init(model *mm, gsl_rng *r)
 /* ---- the run-time state -------------------------------------------------------------------- */
 
 /* What state_layout lays out: the arrays of s, for the model m, at sizes (B, Ts, Tt). */
-typedef struct rnnattn_layout {
+typedef struct rnnattn_state_shape {
     rnnattn_state *s;       /* whose array pointers are set (a scratch state when counting) */
     const rnnattn_model *m; /* its configuration and cell decide the widths */
     size_t B;               /* batch size to make room for */
     size_t Ts;              /* source length to make room for */
     size_t Tt;              /* target length to make room for */
-} rnnattn_layout;
+} rnnattn_state_shape;
 
 /* rows·cols doubles, seen by each call at its own sizes (rnnattn.c). */
 static double *carve_array(carver *c, size_t rows, size_t cols)
@@ -202,7 +203,7 @@ static double *carve_array(carver *c, size_t rows, size_t cols)
  * are rnnattn_state's). Arrays of one cell only are NULL for the other. */
 static void state_layout(carver *c, void *ctx)
 {
-    const rnnattn_layout *l = ctx;
+    const rnnattn_state_shape *l = ctx;
     rnnattn_state *s = l->s;
     const config *cf = &l->m->head.cfg;
     const rnnattn_cell *cell = l->m->cell;
@@ -263,7 +264,7 @@ static int rnnattn_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 
     rnnattn_state scratch;
     memset(&scratch, 0, sizeof scratch);
-    rnnattn_layout l = {&scratch, m, B, Ts, Tt};
+    rnnattn_state_shape l = {&scratch, m, B, Ts, Tt};
     if (carve_reserve(&s->blk, state_layout, &l) != 0)
         return -1;
     l.s = s;
@@ -272,8 +273,75 @@ static int rnnattn_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     s->cap_B = B;
     s->cap_Ts = Ts;
     s->cap_Tt = Tt;
-    s->B = 0; /* the arrays are new: there is no forward to differentiate */
+    s->has_forward = 0; /* the arrays are new: there is no forward to differentiate */
     return 0;
+}
+
+/* The views of one call (rnnattn.h). */
+/* Rows [r0, r0 + n) of the (·, cols) array at p. */
+static gsl_matrix_view rows_of(double *p, size_t r0, size_t n, size_t cols)
+{
+    return gsl_matrix_view_array(p + r0 * cols, n, cols);
+}
+
+void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts, size_t Tt)
+{
+    rnnattn_state *s = &m->s;
+    const config *c = &m->head.cfg;
+    const size_t E = c->embed, H = c->hidden, A = c->attn, V = config_vocab(c);
+    const size_t GH = m->cell->gates * H, enc = Ts * B, dec = Tt * B;
+    memset(v, 0, sizeof *v);
+
+    v->Xe = rows_of(s->Xe, 0, enc, E);
+    v->Ae = rows_of(s->Ae, 0, enc, GH);
+    v->He = rows_of(s->Hs, 0, (Ts + 1) * B, H);   /* h_0 .. h_Ts */
+    v->Henc = rows_of(s->Hs, B, enc, H);          /* h_1 .. h_Ts: keys and values */
+    v->Hd = rows_of(s->Hs, enc, (Tt + 1) * B, H); /* s_0 = h_Ts .. s_Tt */
+    v->S_prev = rows_of(s->Hs, enc, dec, H);      /* s_0 .. s_{Tt−1} */
+    v->S_out = rows_of(s->Hs, enc + B, dec, H);   /* s_1 .. s_Tt */
+    v->EK = rows_of(s->EK, 0, enc, A);
+    v->Xd = rows_of(s->Xd, 0, dec, E + H);
+    v->Xd_emb = gsl_matrix_submatrix(&v->Xd.matrix, 0, 0, dec, E); /* (Tt·B, E) */
+    v->C = gsl_matrix_submatrix(&v->Xd.matrix, 0, E, dec, H);      /* (Tt·B, H) */
+    v->Ad = rows_of(s->Ad, 0, dec, GH);
+    v->EQ = rows_of(s->EQ, 0, dec, A);
+    v->Alpha = rows_of(s->Alpha, 0, dec, Ts);
+    v->logits = rows_of(s->logits, 0, dec, V);
+
+    v->dXe = rows_of(s->dXe, 0, enc, E);
+    v->dAe = rows_of(s->dAe, 0, enc, GH);
+    v->dHe = rows_of(s->dHs, 0, (Ts + 1) * B, H);
+    v->dHenc = rows_of(s->dHs, B, enc, H);
+    v->dHd = rows_of(s->dHs, enc, (Tt + 1) * B, H);
+    v->dS_out = rows_of(s->dHs, enc + B, dec, H);
+    v->dK = rows_of(s->dK, 0, enc, A);
+    v->dXd = rows_of(s->dXd, 0, dec, E + H);
+    v->dXd_emb = gsl_matrix_submatrix(&v->dXd.matrix, 0, 0, dec, E);
+    v->dC = gsl_matrix_submatrix(&v->dXd.matrix, 0, E, dec, H);
+    v->dAd = rows_of(s->dAd, 0, dec, GH);
+    v->dQ = rows_of(s->dQ, 0, dec, A);
+    v->dlogits = rows_of(s->dlogits, 0, dec, V);
+
+    /* arrays of one cell only: a GRU keeps h·Whᵀ + bh, an LSTM its cell states; the other
+     * kind's views stay zeroed (empty), and nothing reads them */
+    if (m->cell->keeps_recurrent) {
+        v->Pe = rows_of(s->Pe, 0, enc, GH);
+        v->Pd = rows_of(s->Pd, 0, dec, GH);
+        v->dPe = rows_of(s->dPe, 0, enc, GH);
+        v->dPd = rows_of(s->dPd, 0, dec, GH);
+    }
+    if (m->cell->has_cell_state) {
+        v->Ce = rows_of(s->Cs, 0, (Ts + 1) * B, H);
+        v->Cd = rows_of(s->Cs, enc, (Tt + 1) * B, H);
+        v->dCe = rows_of(s->dCs, 0, (Ts + 1) * B, H);
+        v->dCd = rows_of(s->dCs, enc, (Tt + 1) * B, H);
+    }
+}
+
+int rnnattn_fits(const rnnattn_state *s, size_t B, size_t Ts, size_t Tt)
+{
+    return B >= 1 && Ts >= 1 && Tt >= 1 && B <= s->cap_B && Ts <= s->cap_Ts &&
+           Tt <= s->cap_Tt;
 }
 
 /* ---- sizes and cost ------------------------------------------------------------------------ */
@@ -289,7 +357,7 @@ static size_t rnnattn_n_params(const config *c)
     skeleton.cell = rnnattn_cell_of(c);
     if (!skeleton.cell)
         return 0;
-    return walk_count(visit, &skeleton);
+    return walk_count(visit_params, &skeleton);
 }
 
 /* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored),

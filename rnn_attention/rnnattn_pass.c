@@ -1,0 +1,237 @@
+/* rnnattn_pass.c — the teacher-forced passes of the model `rnn_attention`: embedding → encoder (every state
+ * kept) → decoder that reads, at each step, an attention-weighted sum of the encoder
+ * states → linear layer over [s_t; c_t] (Bahdanau, Cho & Bengio 2015; equations in
+ * rnnattn.h, gru.h, addattn.h): the pieces decoding shares, forward and its backward
+ * (greedy decoding and the trace are rnnattn_decode.c).
+ *
+ * Design. A call first takes views of the front of every reserved array at its own sizes
+ * (rnnattn_make_views: a (N, cols) array of a call is always a plain contiguous matrix), then
+ * works on those views only. The encoder runs its whole layer at once; the decoder runs
+ * step by step, because the query of step t is the state step t−1 wrote. The cell is
+ * reached only through the table m->cell (rnnattn_cell.c): the same lines serve the GRU
+ * and the LSTM. Backward follows forward's lines in reverse, quoting each one, and
+ * leaves what sums over steps (weight gradients, the encoder states' share of the
+ * attention) to one GEMM each after the step loop.
+ *
+ * Invariant: the sizes of the last forward are in m->s (B, Ts, Tt), has_forward = 0 when
+ * the arrays hold no forward (none yet, or a decode since); backward differentiates only
+ * a forward of the same sizes. Every entry point checks its sizes against the reservation and its
+ * tokens against the vocabulary before it writes anything (common/model.h).
+ */
+#include "rnnattn.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "../common/tensor.h"
+
+/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
+static gsl_matrix_view block(gsl_matrix_view *m, size_t k, size_t B)
+{
+    return gsl_matrix_submatrix(&m->matrix, k * B, 0, B, m->matrix.size2);
+}
+
+/* ---- pieces shared by forward, decode and trace ---------------------------------------- */
+
+/* The encoder (rnnattn.h). */
+void rnnattn_encode(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts)
+{
+    const size_t H = m->head.cfg.hidden;
+    op_embed(&v->Xe.matrix, m->w.enc_embed, m->s.src, Ts * B);
+    memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
+    if (m->cell->has_cell_state)
+        memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
+    m->cell->layer_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, &v->Pe.matrix,
+                           &v->Xe.matrix, &m->w.enc, B);
+    /* k (Ts·B,A) = Henc (Ts·B,H) · W_kᵀ + b, kept as e^{2k}: the keys do not depend on
+     * the decoder */
+    addattn_keys_forward(&v->EK.matrix, &v->Henc.matrix, &m->w.attn);
+}
+
+/* Decoder step t (rnnattn.h). */
+void rnnattn_decoder_step(rnnattn_model *m, rnnattn_views *v, size_t t, size_t B)
+{
+    const rnnattn_params *w = &m->w;
+    gsl_matrix_view s_prev = block(&v->Hd, t - 1, B);  /* (B,H) */
+    gsl_matrix_view eq = block(&v->EQ, t - 1, B);       /* (B,A) */
+    gsl_matrix_view alpha = block(&v->Alpha, t - 1, B); /* (B,Ts) */
+    gsl_matrix_view c = block(&v->C, t - 1, B);         /* (B,H), row stride E+H */
+    gsl_matrix_view a = block(&v->Ad, t - 1, B);        /* (B,GH) */
+
+    addattn_step_forward(&c.matrix, &alpha.matrix, &eq.matrix, &s_prev.matrix, &v->EK.matrix,
+                         &v->Henc.matrix, &w->attn);
+    /* a (B,GH) += c_t (B,H) · W_ctxᵀ (H,GH): the context's part of the input projection,
+     * the one part that had to wait for this step */
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &c.matrix, &w->dec_Wx_ctx.matrix, 1.0,
+                   &a.matrix);
+    /* s_t (and c_t of an LSTM) in block t of Hd (Cd) */
+    m->cell->step_forward(&v->Hd.matrix, &v->Cd.matrix, &v->Ad.matrix, &v->Pd.matrix, &w->dec,
+                          t, B);
+}
+
+/* a (N,GH) = X_emb (N,E) · W_embᵀ (E,GH) + bias (rnnattn.h) */
+void rnnattn_decoder_input(gsl_matrix *a, const gsl_matrix *Xemb, const rnnattn_params *w)
+{
+    op_linear_forward(a, Xemb, &w->dec_Wx_emb.matrix, w->dec.bx);
+}
+
+/* logits (N,V) = out.W [s; c] + b (rnnattn.h) */
+void rnnattn_output_forward(gsl_matrix *logits, const gsl_matrix *S, const gsl_matrix *C,
+                            const rnnattn_params *w)
+{
+    op_linear_forward(logits, S, &w->out_W_s.matrix, w->out_b);
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, C, &w->out_W_c.matrix, 1.0, logits);
+}
+
+/* ---- forward and backward ----------------------------------------------------------- */
+
+/* The encoder, the decoder loop, the output layer for all steps at once, the mean
+ * cross-entropy. Sizes and tokens are checked before anything is written, so a refused
+ * batch leaves the last forward as it was; the sizes are recorded so backward can refuse
+ * a batch it did not see. */
+double rnnattn_forward(model *mm, const batch *b, int *pred)
+{
+    rnnattn_model *m = (rnnattn_model *)mm;
+    rnnattn_state *s = &m->s;
+    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, V = config_vocab(&mm->cfg);
+    /* from here until this forward is complete there is nothing to differentiate: a
+     * refused batch leaves no earlier forward for backward to take as its own */
+    s->has_forward = 0;
+    if (!rnnattn_fits(s, B, Ts, Tt))
+        GSL_ERROR_VAL("rnn_attention forward: batch sizes outside the reservation",
+                      GSL_EBADLEN, NAN);
+    if (op_tokens_check(b->src, B * Ts, V) != 0)
+        GSL_ERROR_VAL("rnn_attention forward: source token outside the vocabulary", GSL_EDOM,
+                      NAN);
+    if (op_tokens_check(b->dec_in, B * Tt, V) != 0)
+        GSL_ERROR_VAL("rnn_attention forward: decoder input token outside the vocabulary",
+                      GSL_EDOM, NAN);
+    if (op_tokens_check(b->tgt, B * Tt, V) != 0)
+        GSL_ERROR_VAL("rnn_attention forward: target token outside the vocabulary", GSL_EDOM,
+                      NAN);
+    op_tokens_time_major(s->src, b->src, B, Ts, V);
+    op_tokens_time_major(s->din, b->dec_in, B, Tt, V);
+    op_tokens_time_major(s->tgt, b->tgt, B, Tt, V);
+    rnnattn_views v;
+    rnnattn_make_views(&v, m, B, Ts, Tt);
+
+    rnnattn_encode(m, &v, B, Ts);
+
+    /* decoder, teacher-forced: its inputs (BOS, y_1 .. y_{Tt−1}) are known up front, so
+     * their part of the input projection is one GEMM over all steps:
+     * Ad (Tt·B,GH) = Xd_emb (Tt·B,E) · W_embᵀ (E,GH) + bias */
+    op_embed(&v.Xd_emb.matrix, m->w.dec_embed, s->din, Tt * B);
+    rnnattn_decoder_input(&v.Ad.matrix, &v.Xd_emb.matrix, &m->w);
+    for (size_t t = 1; t <= Tt; t++)
+        rnnattn_decoder_step(m, &v, t, B);
+
+    /* logits (Tt·B,V) = out.W [s_t; c_t] + out.b for every step at once */
+    rnnattn_output_forward(&v.logits.matrix, &v.S_out.matrix, &v.C.matrix, &m->w);
+
+    /* mean cross-entropy over the B·Tt targets; its gradient (softmax − onehot)/(Tt·B)
+     * is formed here, while the logits are at hand, and kept for backward */
+    double loss = op_cross_entropy(&v.logits.matrix, s->tgt, &v.dlogits.matrix,
+                                   pred ? s->pred : NULL);
+    if (pred)
+        op_tokens_batch_major(pred, s->pred, B, Tt);
+    s->B = B;
+    s->Ts = Ts;
+    s->Tt = Tt;
+    s->has_forward = 1;
+    return loss;
+}
+
+/* Backward of the last forward, in the reverse order of its lines: the output layer for
+ * all steps, the decoder loop from the last step to the first (cell, context, attention),
+ * what sums over steps (one GEMM each), then the encoder. Parameter gradients accumulate;
+ * activation gradients are written or zeroed first. */
+int rnnattn_backward(model *mm, const batch *b)
+{
+    rnnattn_model *m = (rnnattn_model *)mm;
+    rnnattn_state *s = &m->s;
+    const rnnattn_params *w = &m->w;
+    rnnattn_params *g = &m->g;
+    const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden, E = mm->cfg.embed;
+    if (!s->has_forward || B != s->B || Ts != s->Ts || Tt != s->Tt)
+        GSL_ERROR_VAL("rnn_attention backward: no forward of this batch to differentiate",
+                      GSL_EINVAL, -1);
+    rnnattn_views v;
+    rnnattn_make_views(&v, m, B, Ts, Tt);
+
+    /* forward: loss = mean CE(logits, tgt)   ⇒   dlogits = (softmax − onehot)/(Tt·B),
+     * formed by forward */
+
+    /* forward: logits = S_out · W_sᵀ + C · W_cᵀ + b
+     *   dS_out (Tt·B,H) = dlogits (Tt·B,V) · W_s (V,H)   written: the first gradient of
+     *   dC     (Tt·B,H) = dlogits (Tt·B,V) · W_c (V,H)   s_t and c_t from outside
+     *   dW_s (V,H) += dlogitsᵀ · S_out,  dW_c (V,H) += dlogitsᵀ · C,  db += Σ_rows dlogits */
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, &w->out_W_s.matrix,
+                   0.0, &v.dS_out.matrix);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, &w->out_W_c.matrix,
+                   0.0, &v.dC.matrix);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, &v.S_out.matrix, 1.0,
+                   &g->out_W_s.matrix);
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &v.dlogits.matrix, &v.C.matrix, 1.0,
+                   &g->out_W_c.matrix);
+    op_bias_backward(g->out_b, &v.dlogits.matrix);
+
+    /* What accumulates starts at zero: the encoder's state gradients (blocks 0..Ts, the
+     * bridge s_0 = h_Ts included), every cell-state gradient, the keys', the inputs'. */
+    memset(s->dHs, 0, (Ts + 1) * B * H * sizeof(double));
+    if (m->cell->has_cell_state)
+        memset(s->dCs, 0, (Ts + 1 + Tt) * B * H * sizeof(double));
+    memset(s->dK, 0, Ts * B * mm->cfg.attn * sizeof(double));
+    memset(s->dXe, 0, Ts * B * E * sizeof(double));
+
+    /* The decoder, last step first. When step t is reached, block t of dHd holds the whole
+     * gradient of s_t (from the output, and from step t+1's cell and query) and block t−1
+     * of dC the output's share of dc_t. */
+    for (size_t t = Tt; t >= 1; t--) {
+        gsl_matrix_view ds_prev = block(&v.dHd, t - 1, B);                   /* (B,H) */
+        gsl_matrix_view da = block(&v.dAd, t - 1, B);                        /* (B,GH) */
+        gsl_matrix_view dc = block(&v.dC, t - 1, B), dq = block(&v.dQ, t - 1, B);
+        gsl_matrix_view eq = block(&v.EQ, t - 1, B), alpha = block(&v.Alpha, t - 1, B);
+
+        /* forward: s_t = cell(a_t, s_{t−1})   ⇒   da_t, and ds_{t−1} += its direct share */
+        m->cell->step_backward(&v.dAd.matrix, &v.dPd.matrix, &v.dHd.matrix, &v.dCd.matrix,
+                               &v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Pd.matrix, &w->dec,
+                               t, B);
+
+        /* forward: a_t += c_t · W_ctxᵀ   ⇒   dc_t (B,H) += da_t (B,GH) · W_ctx (GH,H) */
+        gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &da.matrix, &w->dec_Wx_ctx.matrix, 1.0,
+                       &dc.matrix);
+
+        /* forward: c_t = attention(s_{t−1}, K, Henc)   ⇒   ds_{t−1} += its query share,
+         * dK, dv, and dq_t */
+        addattn_step_backward(&ds_prev.matrix, &v.dK.matrix, &g->attn, &dq.matrix, &s->ws,
+                              &dc.matrix, &alpha.matrix, &eq.matrix, &v.EK.matrix,
+                              &v.Henc.matrix, &w->attn);
+    }
+
+    /* Decoder weights, each one GEMM over all Tt steps:
+     *   forward: a = [emb; c] · Wxᵀ + bias, then the cell's recurrent part from s_prev
+     *   ⇒ dWx (GH,E+H) += dAdᵀ (GH,Tt·B) · Xd (Tt·B,E+H), dWh (GH,H) += dPᵀ · S_prev and
+     *   the biases, where dP is dAd for the LSTM and dPd for the GRU (the cell's entry) */
+    m->cell->weights_backward(&g->dec, &v.dAd.matrix, &v.dPd.matrix, &v.Xd.matrix,
+                              &v.S_prev.matrix);
+    /* forward: a = emb · W_embᵀ + ...   ⇒   dX_emb (Tt·B,E) = dAd (Tt·B,GH) · W_emb (GH,E),
+     * then the embedding rows: forward X row i = table row ids[i] ⇒ dtable row ids[i] += */
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &v.dAd.matrix, &w->dec_Wx_emb.matrix, 0.0,
+                   &v.dXd_emb.matrix);
+    op_embed_backward(g->dec_embed, &v.dXd_emb.matrix, s->din, Tt * B);
+
+    /* Attention, what sums over steps: dW_q, and the encoder states' two shares (as values,
+     * Σ_t α_tj dc_t; as keys, dK·W_k) added to the gradient of h_1..h_Ts */
+    addattn_seq_backward(&v.dHenc.matrix, &g->attn, &v.dQ.matrix, &v.dC.matrix, &v.dK.matrix,
+                         &v.S_prev.matrix, &v.Alpha.matrix, &v.Henc.matrix, &w->attn, B);
+
+    /* The encoder: block t of dHe now holds all that reaches h_t from outside the layer,
+     * the attention's shares and, at t = Ts, the decoder's gradient of s_0. */
+    m->cell->layer_backward(&v.dXe.matrix, &g->enc, &v.dAe.matrix, &v.dPe.matrix,
+                            &v.dHe.matrix, &v.dCe.matrix, &v.Xe.matrix, &v.He.matrix,
+                            &v.Ce.matrix, &v.Ae.matrix, &v.Pe.matrix, &w->enc, B);
+    op_embed_backward(g->enc_embed, &v.dXe.matrix, s->src, Ts * B);
+    return 0;
+}
