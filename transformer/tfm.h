@@ -17,11 +17,13 @@
  * that each forward carves again at the sizes of its batch; backward reads what the last
  * forward left there. Nothing allocates during a step.
  *
- * Files. The model: tfm.c (the size table, allocation and initialisation, the run-time
- * state and reserve(), embeddings and positions, the ops table), tfm_pass.c (the two
- * stacks, forward and backward), tfm_decode.c (greedy decoding with a key/value cache,
- * traces); the last two read the state and the embeddings of tfm.c, whose ops table lists
- * them. Its pieces, each calling only those after it: layer.c (walks and carving of every
+ * Files, the same roles as in lstm/ and rnn_attention/: tfm.h (this header: the pieces,
+ * then the model's parameter and state structs with their shapes), tfm_model.c (the
+ * configuration, the size table, the state layout and reserve(), alloc/free/init, the ops
+ * table), tfm_pass.c (the two stacks, forward and backward), tfm_decode.c (greedy
+ * decoding with a key/value cache, traces); the last two read the state tfm_model.c lays
+ * out, and its ops table lists them. Its pieces, each calling only those after it:
+ * embed.c (embeddings and positions), layer.c (walks and carving of every
  * piece, residual sublayers, encoder and decoder layers), attention.c (softmax, scaled
  * dot-product and multi-head attention), ffn.c (feed-forward), norm.c (layer norm). The
  * linear maps are common/tensor.h's op_linear_forward, op_add_bias and op_bias_backward.
@@ -407,9 +409,9 @@ typedef struct tfm_model {
 /* The registered model `transformer`. */
 extern const model_ops tfm_ops;
 
-/* ---- shared by the model's files (tfm.c, tfm_pass.c, tfm_decode.c) ------------------- */
+/* ---- shared by the model's files (tfm_model.c, tfm_pass.c, tfm_decode.c) ------------- */
 
-/* PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)), PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
+/* embed.c. PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)), PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
 void tfm_sinusoid(double *pe, size_t Lmax, size_t D);
 
 /* X (n, D), row r = s·E[ids[r]] + PE[t0 + r mod T] for the n = X->size1 tokens ids, each
@@ -436,9 +438,8 @@ void tfm_encode(tfm_model *m, const int *src);
  * teacher forced (every position at once, under the causal mask). */
 void tfm_decode_teacher(tfm_model *m, const int *dec_in);
 
-/* The ops of `transformer`, with the contracts of common/model.h: reserve in tfm.c,
- * forward and backward in tfm_pass.c, decode and trace in tfm_decode.c. */
-int tfm_reserve(model *m, size_t B, size_t Ts, size_t Tt);
+/* The ops of `transformer`, with the contracts of common/model.h: forward and backward in
+ * tfm_pass.c, decode and trace in tfm_decode.c, the rest in tfm_model.c. */
 double tfm_forward(model *m, const batch *b, int *pred);
 int tfm_backward(model *m, const batch *b);
 int tfm_decode(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);

@@ -1,8 +1,9 @@
-/* tfm.c — the model `transformer`: its configuration, size table, allocation and
- * initialisation, the run-time state and reserve(), embeddings and positions, and the ops
- * table (see tfm.h; the passes are in tfm_pass.c and tfm_decode.c).
+/* tfm_model.c — the model `transformer` as the harness sees it: its configuration, size
+ * table, allocation and initialisation, the run-time state and reserve(), and the ops
+ * table (see tfm.h; the passes are in tfm_pass.c and tfm_decode.c, the embeddings and
+ * positions in embed.c).
  *
- * Design. The parameters are named once, by visit_model, which walk_build runs to build
+ * Design. The parameters are named once, by visit_params, which walk_build runs to build
  * the arena and bind the views of m->w and m->g, and which walk_count runs on a skeleton
  * to count them (common/walk.h). The activations are laid out once, by state_layout,
  * which carve_reserve runs to size the block and every batch runs to take its views
@@ -24,76 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/fastmath.h"
-
 static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
-
-/* ---- positions (§3.5) and embeddings (§3.4) ----------------------------------------- */
-
-void tfm_sinusoid(double *pe, size_t Lmax, size_t D)
-{
-    /* column 2i and 2i+1 share the frequency 1/10000^(2i/D): wavelengths form a geometric
-     * progression from 2π to 10000·2π, so PE(t + k) is a linear function of PE(t) */
-    for (size_t t = 0; t < Lmax; t++)
-        for (size_t d = 0; d < D; d++) {
-            const double freq = fm_exp(-fm_log(10000.0) * (double)(d - d % 2) / (double)D);
-            const double angle = (double)t * freq;
-            pe[t * D + d] = d % 2 == 0 ? fm_sin(angle) : fm_cos(angle);
-        }
-}
-
-/* The position table the model adds, or NULL for none. */
-static const double *positions(const tfm_model *m)
-{
-    switch (m->pos) {
-    case TFM_POS_SINUSOIDAL:
-        return m->pe;
-    case TFM_POS_LEARNED:
-        return m->w.pos->data;
-    default:
-        return NULL;
-    }
-}
-
-void tfm_embed_forward(gsl_matrix *X, const int *ids, const gsl_matrix *E,
-                       const tfm_model *m, size_t T, size_t t0)
-{
-    /* embedding and position in one pass; emb_scale s defaults to 1, not the paper's √D
-     * (see docs/transformer.md) */
-    const size_t n = X->size1, D = X->size2;
-    const double *pe = positions(m), s = m->emb_scale;
-    for (size_t r = 0; r < n; r++) {
-        const double *e = gsl_matrix_const_ptr(E, (size_t)ids[r], 0);
-        double *x = gsl_matrix_ptr(X, r, 0);
-        if (pe) {
-            const double *p = pe + (t0 + r % T) * D;
-            for (size_t d = 0; d < D; d++)
-                x[d] = s * e[d] + p[d];
-        } else {
-            for (size_t d = 0; d < D; d++)
-                x[d] = s * e[d];
-        }
-    }
-}
-
-void tfm_embed_backward(gsl_matrix *dE, gsl_matrix *dP, const gsl_matrix *dX,
-                        const int *ids, double s, size_t T)
-{
-    /* forward: x_r = s·E[ids[r]] + P[r mod T]
-     *   dE[ids[r]] += s·dx_r;  dP[r mod T] += dx_r (learned positions only) */
-    const size_t n = dX->size1, D = dX->size2;
-    for (size_t r = 0; r < n; r++) {
-        const double *dx = gsl_matrix_const_ptr(dX, r, 0);
-        double *de = gsl_matrix_ptr(dE, (size_t)ids[r], 0);
-        for (size_t d = 0; d < D; d++)
-            de[d] += s * dx[d];
-        if (dP) {
-            double *dp = gsl_matrix_ptr(dP, r % T, 0);
-            for (size_t d = 0; d < D; d++)
-                dp[d] += dx[d];
-        }
-    }
-}
 
 /* ---- the size table ------------------------------------------------------------------ */
 
@@ -102,7 +34,7 @@ void tfm_embed_backward(gsl_matrix *dE, gsl_matrix *dP, const gsl_matrix *dX,
  * tf.encoder.layers.l (ln1 = norm1, attn = self_attn, ln2 = norm2, ff = linear1/linear2);
  * dec.l ↔ tf.decoder.layers.l (self = self_attn, cross = multihead_attn, ln3 = norm3);
  * enc_norm, dec_norm ↔ tf.encoder.norm, tf.decoder.norm; out ↔ out. */
-static void visit_model(walk *wk, void *ctx)
+static void visit_params(walk *wk, void *ctx)
 {
     tfm_model *m = ctx;
     /* tfm_n_params walks a skeleton without the layer arrays: its passes write through no
@@ -135,18 +67,18 @@ static void visit_model(walk *wk, void *ctx)
 
 /* What state_layout carves: the front at the reservation's sizes, then every activation
  * of a batch (B, Ts, Tt), with every attention weight kept or not (tfm_keep_maps). */
-typedef struct state_shape {
+typedef struct tfm_state_shape {
     tfm_model *m;
     size_t cap_B, cap_Tt; /* the reservation, which sizes the front */
     size_t B, Ts, Tt;     /* the batch */
     int keep;             /* 1: keep every attention weight for the backward */
-} state_shape;
+} tfm_state_shape;
 
-/* Carves every array of m->s at the shape ctx (a state_shape) gives; on a counting
+/* Carves every array of m->s at the shape ctx (a tfm_state_shape) gives; on a counting
  * carver it only counts, leaving empty views. */
 static void state_layout(carver *c, void *ctx)
 {
-    const state_shape *sh = ctx;
+    const tfm_state_shape *sh = ctx;
     tfm_model *m = sh->m;
     tfm_state *s = &m->s;
     const size_t B = sh->B, Ts = sh->Ts, Tt = sh->Tt;
@@ -211,8 +143,8 @@ static void state_layout(carver *c, void *ctx)
  * with every weight kept (a trace). */
 static void reserve_layout(carver *c, void *ctx)
 {
-    state_shape *big = ctx;
-    state_shape one = *big;
+    tfm_state_shape *big = ctx;
+    tfm_state_shape one = *big;
     one.B = 1;
     one.keep = 1;
     carver nb = {0}, n1 = {0};
@@ -234,7 +166,7 @@ int tfm_state_fit(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps)
     const int ask = maps ? 1 : s->never_keep ? -1 : 0;
     if (s->B == B && s->Ts == Ts && s->Tt == Tt && s->asked == ask)
         return 0;
-    state_shape sh = {.m = m, .cap_B = s->cap_B, .cap_Tt = s->cap_Tt, .B = B, .Ts = Ts,
+    tfm_state_shape sh = {.m = m, .cap_B = s->cap_B, .cap_Tt = s->cap_Tt, .B = B, .Ts = Ts,
                       .Tt = Tt};
     sh.keep = ask == 1 || (ask == 0 && tfm_keep_maps(B, Ts, Tt, m->NH, m->L));
     if (sh.keep) {
@@ -265,7 +197,7 @@ int tfm_state_fit(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps)
 
 /* Allocates one block for every activation of the largest batch, carved again at each
  * batch's sizes; after this, forward, backward and decode never allocate. */
-int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
+static int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 {
     tfm_model *m = (tfm_model *)mm;
     tfm_state *s = &m->s;
@@ -275,7 +207,7 @@ int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     if (s->blk.d && B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
         return 0;
     /* grow to cover both the old and the new reservation */
-    state_shape big = {.m = m, .B = max2(B, s->cap_B), .Ts = max2(Ts, s->cap_Ts),
+    tfm_state_shape big = {.m = m, .B = max2(B, s->cap_B), .Ts = max2(Ts, s->cap_Ts),
                        .Tt = max2(Tt, s->cap_Tt)};
     big.cap_B = big.B;
     big.cap_Tt = big.Tt;
@@ -418,7 +350,7 @@ static model *tfm_alloc(const config *c)
             goto fail;
         tfm_sinusoid(m->pe, m->Lmax, m->D);
     }
-    if (walk_build(&m->head.params, visit_model, m) != 0)
+    if (walk_build(&m->head.params, visit_params, m) != 0)
         goto fail;
     return &m->head;
 fail:
@@ -507,7 +439,7 @@ static double tfm_flops(const config *c, size_t Ts, size_t Tt)
     return 3.0 * (L * (enc + dec) + out);
 }
 
-/* The size of the arena c implies: the same walk as alloc's (visit_model), counted on a
+/* The size of the arena c implies: the same walk as alloc's (visit_params), counted on a
  * skeleton that has the sizes and nothing else, so nothing of the configuration's size is
  * allocated. */
 static size_t tfm_n_params(const config *c)
@@ -516,7 +448,7 @@ static size_t tfm_n_params(const config *c)
     memset(&skeleton, 0, sizeof skeleton);
     if (read_config(&skeleton, c) != 0)
         return 0;
-    return walk_count(visit_model, &skeleton);
+    return walk_count(visit_params, &skeleton);
 }
 
 /* Small sizes, all different: D = 8 in NH = 2 heads (dk = 4), F = 12, two layers each
