@@ -1,5 +1,5 @@
-/* model.c — looking models up in the registry, and the error path every model reports
- * through (see model.h). */
+/* model.c — looking models up in the registry, the error path every model reports
+ * through, and the checks and helpers every model shares (see model.h). */
 #include "model.h"
 
 #include <gsl/gsl_errno.h>
@@ -53,4 +53,64 @@ void model_catch_errors(void)
 const char *model_last_error(void)
 {
     return last_error;
+}
+
+/* ---- what the models share ------------------------------------------------------------ */
+
+/* Reports "who: what" through GSL's handler (the error contract of model.h); the handler
+ * copies the message before this returns. */
+static void report(const char *who, const char *what, int gsl_errno)
+{
+    char reason[160];
+    snprintf(reason, sizeof reason, "%s: %s", who, what);
+    gsl_error(reason, __FILE__, __LINE__, gsl_errno);
+}
+
+int model_fits(model_sizes cap, size_t B, size_t Ts, size_t Tt)
+{
+    return B >= 1 && Ts >= 1 && Tt >= 1 && B <= cap.B && Ts <= cap.Ts && Tt <= cap.Tt;
+}
+
+int model_open_call(const char *who, int *has_forward, model_sizes cap, model_sizes call,
+                    size_t V, const int *src, const int *dec_in, const int *tgt)
+{
+    *has_forward = 0;
+    if (!model_fits(cap, call.B, call.Ts, call.Tt)) {
+        report(who, "sizes outside the reservation", GSL_EBADLEN);
+        return -1;
+    }
+    /* the sizes fit, so B·Ts and B·Tt are sizes the reservation made arrays of */
+    if (op_tokens_check(src, call.B * call.Ts, V) != 0) {
+        report(who, "a source token is outside the vocabulary", GSL_EDOM);
+        return -1;
+    }
+    if (dec_in && op_tokens_check(dec_in, call.B * call.Tt, V) != 0) {
+        report(who, "a decoder input token is outside the vocabulary", GSL_EDOM);
+        return -1;
+    }
+    if (tgt && op_tokens_check(tgt, call.B * call.Tt, V) != 0) {
+        report(who, "a target token is outside the vocabulary", GSL_EDOM);
+        return -1;
+    }
+    return 0;
+}
+
+int model_open_backward(const char *who, int has_forward, model_sizes last, size_t V,
+                        const batch *b)
+{
+    if (!has_forward || b->B != last.B || b->Ts != last.Ts || b->Tt != last.Tt) {
+        report(who, "no forward of this batch to differentiate", GSL_EINVAL);
+        return -1;
+    }
+    if (op_tokens_check(b->src, b->B * b->Ts, V) != 0 ||
+        op_tokens_check(b->dec_in, b->B * b->Tt, V) != 0) {
+        report(who, "a token is outside the vocabulary", GSL_EDOM);
+        return -1;
+    }
+    return 0;
+}
+
+void model_uniform(gsl_matrix *x, double k, const gsl_rng *r)
+{
+    op_uniform(x->data, x->size1 * x->size2, k, r);
 }

@@ -138,4 +138,50 @@ void model_catch_errors(void);
 /* The message of the last error a model reported, or "" when none was. */
 const char *model_last_error(void);
 
+/* ---- what the models share (the models call these; the harness does not) -------------- */
+
+/* Sizes of a batch or of a reservation: B sequences, source length Ts, target length Tt. */
+typedef struct model_sizes {
+    size_t B, Ts, Tt;
+} model_sizes;
+
+/* Block k of a time-major matrix m (row t·B + b holds sequence b at step t): rows
+ * [k·B, (k+1)·B), one step of the whole batch, as a view of B rows and m's columns. */
+static inline gsl_matrix_view model_block(gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
+}
+
+/* The same block of a const matrix (GSL's const view type is const-qualified; its
+ * functions return the bare struct). */
+static inline _gsl_matrix_const_view model_const_block(const gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
+}
+
+/* 1 when a call of sizes (B, Ts, Tt), each at least 1, fits the reservation cap; else 0. */
+int model_fits(model_sizes cap, size_t B, size_t Ts, size_t Tt);
+
+/* The opening of every forward, decode and trace (the error contract above). Ends the
+ * forward backward could differentiate (*has_forward = 0: the call is about to overwrite
+ * it), then refuses, in this order, sizes call = (B, Ts, Tt) outside the reservation cap
+ * and a token outside [0, V) in src (B·Ts), dec_in and tgt (B·Tt); dec_in and tgt may be
+ * NULL (decode and trace read a source only). A refusal goes through GSL_ERROR with a
+ * message that begins with who (e.g. "lstm forward") and names what was wrong, and
+ * returns -1; else 0. No token is read before the sizes are known to fit. */
+int model_open_call(const char *who, int *has_forward, model_sizes cap, model_sizes call,
+                    size_t V, const int *src, const int *dec_in, const int *tgt);
+
+/* The opening of every backward: refuses (GSL_ERROR naming who, -1) unless the state holds
+ * a whole forward (has_forward) of b's sizes (last: the sizes of that forward) and b's
+ * source and decoder-input tokens lie in [0, V) (they name the rows of the embeddings'
+ * gradients); else 0. */
+int model_open_backward(const char *who, int has_forward, model_sizes last, size_t V,
+                        const batch *b);
+
+/* Fills the (rows, cols) matrix x, row by row, with draws from U(−k, k) (op_uniform): the
+ * initialisation of PyTorch's recurrent and linear layers. x must be contiguous (an arena
+ * view is). */
+void model_uniform(gsl_matrix *x, double k, const gsl_rng *r);
+
 #endif

@@ -91,18 +91,6 @@ void lstm_cell_backward(gsl_matrix *dpre, gsl_matrix *dh_prev, gsl_matrix *dc_pr
  * encoder's last state IS the decoder's first state, with no copy either way.
  */
 
-/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
-static inline gsl_matrix_view lstm_block(gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
-}
-
-/* (GSL's const view type is const-qualified; its functions return the bare struct.) */
-static inline _gsl_matrix_const_view lstm_const_block(const gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
-}
-
 /* Views of one layer's parameters, or of their gradients (same shapes). */
 typedef struct lstm_weights {
     gsl_matrix *Wx; /* (4H, E) input weights, gate blocks i, f, g, o stacked by rows */
@@ -215,10 +203,10 @@ typedef struct lstm_params {
     gsl_matrix *out_b;     /* (1, V+1) its bias */
 } lstm_params;
 
-/* Every activation of a step, cut from blk at the capacity (cap_B, cap_Ts, cap_Tt). */
+/* Every activation of a step, cut from blk at the capacity cap. */
 typedef struct lstm_state {
     carve_block blk;        /* the two blocks every array below lies in */
-    size_t cap_B, cap_Ts, cap_Tt; /* the largest batch and lengths reserved for */
+    model_sizes cap;        /* the largest batch and lengths reserved for */
     size_t B, Ts, Tt;       /* sizes of the last forward, decode or trace */
     int has_forward;        /* 1 while the arrays hold a whole forward of (B, Ts, Tt): what
                                backward differentiates (a decode reuses the same arrays) */
@@ -253,9 +241,6 @@ typedef struct lstm_views {
 
 /* Views of the front of every state array at one call's sizes (B, Ts, Tt) (lstm_model.c). */
 void lstm_make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt);
-
-/* Does the reservation hold a call of these sizes (all at least 1)? (lstm_model.c) */
-int lstm_fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt);
 
 /* ---- the passes (lstm_pass.c, lstm_decode.c); the error contract is common/model.h's -- */
 

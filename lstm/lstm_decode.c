@@ -12,7 +12,6 @@
  */
 #include "lstm.h"
 
-#include <gsl/gsl_errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,14 +30,10 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     lstm_state *s = &m->s;
     const config *cfg = &m->head.cfg;
     const size_t V = config_vocab(cfg);
-    s->has_forward = 0; /* the arrays will hold a decode: nothing for backward */
-    if (!lstm_fits(s, B, Ts, Tt))
-        GSL_ERROR_VAL(keep ? "lstm trace: sizes outside the reservation"
-                           : "lstm decode: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (op_tokens_check(src, B * Ts, V) != 0)
-        GSL_ERROR_VAL(keep ? "lstm trace: source token outside the vocabulary"
-                           : "lstm decode: source token outside the vocabulary",
-                      GSL_EDOM, -1);
+    /* the arrays will hold a decode: nothing for backward */
+    if (model_open_call(keep ? "lstm trace" : "lstm decode", &s->has_forward, s->cap,
+                        (model_sizes){B, Ts, Tt}, V, src, NULL, NULL) != 0)
+        return -1;
     lstm_views v;
     lstm_make_views(&v, m, B, Ts, Tt);
     lstm_encode(m, &v, src, B, Ts, keep);
@@ -51,12 +46,12 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
     for (size_t i = 0; i < B; i++)
         y[i] = config_bos(cfg);
     for (size_t t = 1; t <= Tt; t++) {
-        gsl_matrix_view a = lstm_block(&v.Ad.matrix, keep ? t - 1 : 0, B); /* (B,4H) */
-        gsl_matrix_view h = lstm_block(&v.Hd.matrix, t, B);         /* (B,H) */
-        gsl_matrix_view c = lstm_block(&v.Cd.matrix, t, B);
-        gsl_matrix_view hp = lstm_block(&v.Hd.matrix, t - 1, B);
-        gsl_matrix_view cp = lstm_block(&v.Cd.matrix, t - 1, B);
-        gsl_matrix_view z = lstm_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
+        gsl_matrix_view a = model_block(&v.Ad.matrix, keep ? t - 1 : 0, B); /* (B,4H) */
+        gsl_matrix_view h = model_block(&v.Hd.matrix, t, B);         /* (B,H) */
+        gsl_matrix_view c = model_block(&v.Cd.matrix, t, B);
+        gsl_matrix_view hp = model_block(&v.Hd.matrix, t - 1, B);
+        gsl_matrix_view cp = model_block(&v.Cd.matrix, t - 1, B);
+        gsl_matrix_view z = model_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
 
         lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
                                 &v.Pd.matrix, y + (t - 1) * B, m->w.dec.Wh);

@@ -44,9 +44,9 @@ void lstm_recur_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act, const g
     /* The recurrence, steps 1..T. */
     for (size_t t = 1; t <= T; t++) {
         /* step t: gates in Act block t−1, reads state block t−1, writes block t */
-        gsl_matrix_view a = lstm_block(Act, t - 1, B);                      /* (B,4H) */
-        gsl_matrix_view h = lstm_block(Hs, t, B), c = lstm_block(Cs, t, B); /* (B,H) */
-        gsl_matrix_view hp = lstm_block(Hs, t - 1, B), cp = lstm_block(Cs, t - 1, B);
+        gsl_matrix_view a = model_block(Act, t - 1, B);                      /* (B,4H) */
+        gsl_matrix_view h = model_block(Hs, t, B), c = model_block(Cs, t, B); /* (B,H) */
+        gsl_matrix_view hp = model_block(Hs, t - 1, B), cp = model_block(Cs, t - 1, B);
         lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, Wh);
     }
 }
@@ -74,12 +74,12 @@ void lstm_recur_backward(gsl_matrix *dWh, gsl_matrix *dPre, gsl_matrix *dHs, gsl
      * t+1 sent back through h_t·Whᵀ and f⊙c_t. Step t then adds its own share to blocks
      * t−1, so the sums build up in place with no extra buffer. */
     for (size_t t = T; t >= 1; t--) {
-        gsl_matrix_view dp = lstm_block(dPre, t - 1, B);                      /* (B,4H) */
-        gsl_matrix_view dh = lstm_block(dHs, t, B), dc = lstm_block(dCs, t, B); /* (B,H) */
-        gsl_matrix_view dhp = lstm_block(dHs, t - 1, B), dcp = lstm_block(dCs, t - 1, B);
-        gsl_matrix_const_view a = lstm_const_block(Act, t - 1, B);
-        gsl_matrix_const_view c = lstm_const_block(Cs, t, B);
-        gsl_matrix_const_view cp = lstm_const_block(Cs, t - 1, B);
+        gsl_matrix_view dp = model_block(dPre, t - 1, B);                      /* (B,4H) */
+        gsl_matrix_view dh = model_block(dHs, t, B), dc = model_block(dCs, t, B); /* (B,H) */
+        gsl_matrix_view dhp = model_block(dHs, t - 1, B), dcp = model_block(dCs, t - 1, B);
+        gsl_matrix_const_view a = model_const_block(Act, t - 1, B);
+        gsl_matrix_const_view c = model_const_block(Cs, t, B);
+        gsl_matrix_const_view cp = model_const_block(Cs, t - 1, B);
         lstm_cell_backward(&dp.matrix, &dhp.matrix, &dcp.matrix, &dh.matrix, &dc.matrix,
                            &a.matrix, &c.matrix, &cp.matrix, Wh);
     }
@@ -133,9 +133,9 @@ void lstm_recur_forward_table(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
     /* As lstm_recur_forward, with the input part of step t read from the table rows
      * ids[(t−1)·B ..] inside the cell: the rows of P are never copied into Act. */
     for (size_t t = 1; t <= T; t++) {
-        gsl_matrix_view a = lstm_block(Act, keep ? t - 1 : 0, B);           /* (B,4H) */
-        gsl_matrix_view h = lstm_block(Hs, t, B), c = lstm_block(Cs, t, B); /* (B,H) */
-        gsl_matrix_view hp = lstm_block(Hs, t - 1, B), cp = lstm_block(Cs, t - 1, B);
+        gsl_matrix_view a = model_block(Act, keep ? t - 1 : 0, B);           /* (B,4H) */
+        gsl_matrix_view h = model_block(Hs, t, B), c = model_block(Cs, t, B); /* (B,H) */
+        gsl_matrix_view hp = model_block(Hs, t - 1, B), cp = model_block(Cs, t - 1, B);
         lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix, P,
                                 ids + (t - 1) * B, Wh);
     }

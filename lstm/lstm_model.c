@@ -215,7 +215,7 @@ static void lstm_init(model *mm, gsl_rng *r)
     for (size_t i = 0; i < 2; i++)
         op_normal(normal[i]->data, normal[i]->size1 * normal[i]->size2, c->emb_init, r);
     for (size_t i = 0; i < 6; i++)
-        op_uniform(uniform[i]->data, uniform[i]->size1 * uniform[i]->size2, k, r);
+        model_uniform(uniform[i], k, r);
     lstm_init_bias(m->w.enc.b, k, c->forget_bias, r);
     lstm_init_bias(m->w.dec.b, k, c->forget_bias, r);
 }
@@ -229,28 +229,19 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     lstm_state *s = &m->s;
     if (B == 0 || Ts == 0 || Tt == 0)
         return -1;
-    if (B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
+    if (B <= s->cap.B && Ts <= s->cap.Ts && Tt <= s->cap.Tt)
         return 0;
     lstm_state counted = {0}; /* what the counting pass writes: only NULLs */
-    lstm_state_shape p = {&counted, m, B > s->cap_B ? B : s->cap_B,
-                          Ts > s->cap_Ts ? Ts : s->cap_Ts, Tt > s->cap_Tt ? Tt : s->cap_Tt};
+    lstm_state_shape p = {&counted, m, B > s->cap.B ? B : s->cap.B,
+                          Ts > s->cap.Ts ? Ts : s->cap.Ts, Tt > s->cap.Tt ? Tt : s->cap.Tt};
     if (carve_reserve(&s->blk, state_layout, &p) != 0)
         return -1;
     p.s = s; /* the new blocks exist: take the views */
     carver c = carve_start(&s->blk);
     state_layout(&c, &p);
-    s->cap_B = p.B;
-    s->cap_Ts = p.Ts;
-    s->cap_Tt = p.Tt;
+    s->cap = (model_sizes){p.B, p.Ts, p.Tt};
     s->has_forward = 0; /* the arrays are new: there is no forward to differentiate */
     return 0;
-}
-
-/* Does the reservation hold a call of these sizes (all at least 1)? */
-int lstm_fits(const lstm_state *s, size_t B, size_t Ts, size_t Tt)
-{
-    return B >= 1 && Ts >= 1 && Tt >= 1 && B <= s->cap_B && Ts <= s->cap_Ts &&
-           Tt <= s->cap_Tt;
 }
 
 /* ---- cost and size ------------------------------------------------------------------ */

@@ -18,7 +18,6 @@
 #include "lstm.h"
 
 #include <gsl/gsl_blas.h>
-#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -35,7 +34,7 @@ void lstm_encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t 
     lstm_table_forward(&v->Pe.matrix, m->w.enc_embed, &m->w.enc);
     memset(m->s.Hs, 0, B * H * sizeof(double)); /* h_0 = 0 */
     memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
-    gsl_matrix_view act = keep ? v->Ae : lstm_block(&v->Ae.matrix, 0, B);
+    gsl_matrix_view act = keep ? v->Ae : model_block(&v->Ae.matrix, 0, B);
     lstm_recur_forward_table(&v->He.matrix, &v->Ce.matrix, &act.matrix, &v->Pe.matrix,
                              m->s.ids, m->w.enc.Wh, B);
 }
@@ -56,16 +55,10 @@ double lstm_forward(model *mm, const batch *b, int *pred)
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, V = config_vocab(&mm->cfg);
-    s->has_forward = 0; /* until this forward is complete there is nothing to differentiate */
-    if (!lstm_fits(s, B, Ts, Tt))
-        GSL_ERROR_VAL("lstm forward: batch sizes outside the reservation", GSL_EBADLEN, NAN);
-    if (op_tokens_check(b->src, B * Ts, V) != 0)
-        GSL_ERROR_VAL("lstm forward: source token outside the vocabulary", GSL_EDOM, NAN);
-    if (op_tokens_check(b->dec_in, B * Tt, V) != 0)
-        GSL_ERROR_VAL("lstm forward: decoder input token outside the vocabulary", GSL_EDOM,
-                      NAN);
-    if (op_tokens_check(b->tgt, B * Tt, V) != 0)
-        GSL_ERROR_VAL("lstm forward: target token outside the vocabulary", GSL_EDOM, NAN);
+    /* until this forward is complete there is nothing to differentiate */
+    if (model_open_call("lstm forward", &s->has_forward, s->cap, (model_sizes){B, Ts, Tt}, V,
+                        b->src, b->dec_in, b->tgt) != 0)
+        return NAN;
     lstm_views v;
     lstm_make_views(&v, m, B, Ts, Tt);
 
@@ -104,9 +97,9 @@ int lstm_backward(model *mm, const batch *b)
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden;
-    if (!s->has_forward || B != s->B || Ts != s->Ts || Tt != s->Tt)
-        GSL_ERROR_VAL("lstm backward: no forward of this batch to differentiate", GSL_EINVAL,
-                      -1);
+    if (model_open_backward("lstm backward", s->has_forward, (model_sizes){s->B, s->Ts, s->Tt},
+                            config_vocab(&mm->cfg), b) != 0)
+        return -1;
     lstm_views v;
     lstm_make_views(&v, m, B, Ts, Tt);
 

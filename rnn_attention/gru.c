@@ -19,18 +19,8 @@
 #include <math.h>
 
 #include "../common/fastmath.h"
+#include "../common/model.h"
 #include "../common/tensor.h"
-
-/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
-static gsl_matrix_view block(gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
-}
-
-static _gsl_matrix_const_view cblock(const gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
-}
 
 /* ---- the cell ------------------------------------------------------------------------ */
 
@@ -209,8 +199,8 @@ void gru_layer_forward(gsl_matrix *Hs, gsl_matrix *Act, gsl_matrix *HP, const gs
 
     /* The recurrence, steps 1..T: step t reads block t−1 of Hs and writes block t. */
     for (size_t t = 1; t <= T; t++) {
-        gsl_matrix_view a = block(Act, t - 1, B), u = block(HP, t - 1, B); /* (B,3H) */
-        gsl_matrix_view h = block(Hs, t, B), hprev = block(Hs, t - 1, B);   /* (B,H) */
+        gsl_matrix_view a = model_block(Act, t - 1, B), u = model_block(HP, t - 1, B); /* (B,3H) */
+        gsl_matrix_view h = model_block(Hs, t, B), hprev = model_block(Hs, t - 1, B);   /* (B,H) */
         gru_cell_forward(&h.matrix, &a.matrix, &u.matrix, &hprev.matrix, w->Wh, w->bh);
     }
 }
@@ -228,10 +218,10 @@ void gru_layer_backward(gsl_matrix *dX, gru_weights *dw, gsl_matrix *dXP, gsl_ma
      * dHs is complete: what it held on entry plus what step t+1 sent back through
      * z ⊙ h_t and h_t·Whᵀ. Step t adds its own share to block t−1. */
     for (size_t t = T; t >= 1; t--) {
-        gsl_matrix_view dxp = block(dXP, t - 1, B), dhp = block(dHP, t - 1, B);
-        gsl_matrix_view dh = block(dHs, t, B), dhprev = block(dHs, t - 1, B);
-        _gsl_matrix_const_view a = cblock(Act, t - 1, B), u = cblock(HP, t - 1, B);
-        _gsl_matrix_const_view hprev = cblock(Hs, t - 1, B);
+        gsl_matrix_view dxp = model_block(dXP, t - 1, B), dhp = model_block(dHP, t - 1, B);
+        gsl_matrix_view dh = model_block(dHs, t, B), dhprev = model_block(dHs, t - 1, B);
+        _gsl_matrix_const_view a = model_const_block(Act, t - 1, B), u = model_const_block(HP, t - 1, B);
+        _gsl_matrix_const_view hprev = model_const_block(Hs, t - 1, B);
         gru_cell_backward(&dxp.matrix, &dhp.matrix, &dhprev.matrix, &dh.matrix, &a.matrix,
                           &u.matrix, &hprev.matrix, w->Wh);
     }

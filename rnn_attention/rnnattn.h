@@ -140,8 +140,7 @@ const rnnattn_cell *rnnattn_cell_of(const config *c);
 /* ---- the run-time state ---------------------------------------------------------------
  *
  * Every array of a step, cut from one block of doubles and one of ints (common/carve.h)
- * by state_layout in rnnattn_model.c, each with room for the reserved sizes (cap_B, cap_Ts,
- * cap_Tt). The shapes below are those of a call: a call uses the front of each array,
+ * by state_layout in rnnattn_model.c, each with room for the reserved sizes cap. The shapes below are those of a call: a call uses the front of each array,
  * seen as a contiguous matrix of its own sizes (rnnattn_make_views). The
  * gradient d… of an array has its shape.
  * The states: blocks 0..Ts of Hs are the encoder's h_0 = 0, h_1..h_Ts, and blocks
@@ -152,9 +151,7 @@ const rnnattn_cell *rnnattn_cell_of(const config *c);
  * GEMM over all steps forms the decoder's input-weight gradient over [emb; c]. */
 typedef struct rnnattn_state {
     carve_block blk; /* (nd) doubles and (ni) ints: every array below */
-    size_t cap_B;    /* batch size reserved (0 before the first reserve) */
-    size_t cap_Ts;   /* source length reserved */
-    size_t cap_Tt;   /* target length reserved */
+    model_sizes cap; /* batch size and lengths reserved (0 before the first reserve) */
     size_t B;        /* batch size of the last forward, decode or trace */
     size_t Ts;       /* its source length */
     size_t Tt;       /* its target length */
@@ -247,9 +244,6 @@ typedef struct rnnattn_views {
 /* Takes the views of the front of every reserved array at one call's sizes (B, Ts, Tt):
  * a (N, cols) array of a call is always a plain contiguous matrix. */
 void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts, size_t Tt);
-
-/* Does the reservation hold a call of these sizes (all at least 1)? */
-int rnnattn_fits(const rnnattn_state *s, size_t B, size_t Ts, size_t Tt);
 
 /* ---- pieces shared by forward, decode and trace (rnnattn_pass.c) ----------------------- */
 

@@ -25,22 +25,6 @@
 #include "../lstm/lstm.h"
 #include "gru.h"
 
-/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
-static gsl_matrix_view block(gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
-}
-
-static _gsl_matrix_const_view cblock(const gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_const_submatrix(m, k * B, 0, B, m->size2);
-}
-
-static void uniform(gsl_matrix *x, double k, const gsl_rng *r)
-{
-    op_uniform(x->data, x->size1 * x->size2, k, r);
-}
-
 /* ---- GRU ------------------------------------------------------------------------------ */
 
 static gru_weights gru_of(const rnnattn_rnn *w)
@@ -52,8 +36,8 @@ static gru_weights gru_of(const rnnattn_rnn *w)
 static void gru_init_bias(rnnattn_rnn *w, double k, double forget_bias, const gsl_rng *r)
 {
     (void)forget_bias; /* a GRU has no forget gate */
-    uniform(w->bx, k, r);
-    uniform(w->bh, k, r);
+    model_uniform(w->bx, k, r);
+    model_uniform(w->bh, k, r);
 }
 
 static void gru_entry_layer_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *Act,
@@ -82,8 +66,8 @@ static void gru_entry_step_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *A
                                    gsl_matrix *HP, const rnnattn_rnn *w, size_t t, size_t B)
 {
     (void)Cs;
-    gsl_matrix_view s_prev = block(Hs, t - 1, B), s = block(Hs, t, B); /* (B,H) */
-    gsl_matrix_view a = block(Act, t - 1, B), p = block(HP, t - 1, B); /* (B,3H) */
+    gsl_matrix_view s_prev = model_block(Hs, t - 1, B), s = model_block(Hs, t, B); /* (B,H) */
+    gsl_matrix_view a = model_block(Act, t - 1, B), p = model_block(HP, t - 1, B); /* (B,3H) */
     gru_cell_forward(&s.matrix, &a.matrix, &p.matrix, &s_prev.matrix, w->Wh, w->bh);
 }
 
@@ -94,10 +78,10 @@ static void gru_entry_step_backward(gsl_matrix *dAct, gsl_matrix *dHP, gsl_matri
                                     size_t B)
 {
     (void)dCs, (void)Cs;
-    gsl_matrix_view da = block(dAct, t - 1, B), dp = block(dHP, t - 1, B); /* (B,3H) */
-    gsl_matrix_view ds = block(dHs, t, B), ds_prev = block(dHs, t - 1, B); /* (B,H) */
-    _gsl_matrix_const_view a = cblock(Act, t - 1, B), p = cblock(HP, t - 1, B);
-    _gsl_matrix_const_view s_prev = cblock(Hs, t - 1, B);
+    gsl_matrix_view da = model_block(dAct, t - 1, B), dp = model_block(dHP, t - 1, B); /* (B,3H) */
+    gsl_matrix_view ds = model_block(dHs, t, B), ds_prev = model_block(dHs, t - 1, B); /* (B,H) */
+    _gsl_matrix_const_view a = model_const_block(Act, t - 1, B), p = model_const_block(HP, t - 1, B);
+    _gsl_matrix_const_view s_prev = model_const_block(Hs, t - 1, B);
     gru_cell_backward(&da.matrix, &dp.matrix, &ds_prev.matrix, &ds.matrix, &a.matrix,
                       &p.matrix, &s_prev.matrix, w->Wh);
 }
@@ -171,9 +155,9 @@ static void lstm_entry_step_forward(gsl_matrix *Hs, gsl_matrix *Cs, gsl_matrix *
                                     gsl_matrix *HP, const rnnattn_rnn *w, size_t t, size_t B)
 {
     (void)HP;
-    gsl_matrix_view s_prev = block(Hs, t - 1, B), s = block(Hs, t, B);    /* (B,H) */
-    gsl_matrix_view cs_prev = block(Cs, t - 1, B), cs = block(Cs, t, B); /* (B,H) */
-    gsl_matrix_view a = block(Act, t - 1, B);                             /* (B,4H) */
+    gsl_matrix_view s_prev = model_block(Hs, t - 1, B), s = model_block(Hs, t, B);    /* (B,H) */
+    gsl_matrix_view cs_prev = model_block(Cs, t - 1, B), cs = model_block(Cs, t, B); /* (B,H) */
+    gsl_matrix_view a = model_block(Act, t - 1, B);                             /* (B,4H) */
     lstm_cell_forward(&s.matrix, &cs.matrix, &a.matrix, &s_prev.matrix, &cs_prev.matrix,
                       w->Wh);
 }
@@ -185,11 +169,11 @@ static void lstm_entry_step_backward(gsl_matrix *dAct, gsl_matrix *dHP, gsl_matr
                                      size_t B)
 {
     (void)dHP, (void)HP, (void)Hs; /* the LSTM's derivatives go through its gates and c */
-    gsl_matrix_view da = block(dAct, t - 1, B);                              /* (B,4H) */
-    gsl_matrix_view ds = block(dHs, t, B), ds_prev = block(dHs, t - 1, B);   /* (B,H) */
-    gsl_matrix_view dcs = block(dCs, t, B), dcs_prev = block(dCs, t - 1, B); /* (B,H) */
-    _gsl_matrix_const_view a = cblock(Act, t - 1, B);
-    _gsl_matrix_const_view cs = cblock(Cs, t, B), cs_prev = cblock(Cs, t - 1, B);
+    gsl_matrix_view da = model_block(dAct, t - 1, B);                              /* (B,4H) */
+    gsl_matrix_view ds = model_block(dHs, t, B), ds_prev = model_block(dHs, t - 1, B);   /* (B,H) */
+    gsl_matrix_view dcs = model_block(dCs, t, B), dcs_prev = model_block(dCs, t - 1, B); /* (B,H) */
+    _gsl_matrix_const_view a = model_const_block(Act, t - 1, B);
+    _gsl_matrix_const_view cs = model_const_block(Cs, t, B), cs_prev = model_const_block(Cs, t - 1, B);
     lstm_cell_backward(&da.matrix, &ds_prev.matrix, &dcs_prev.matrix, &ds.matrix,
                        &dcs.matrix, &a.matrix, &cs.matrix, &cs_prev.matrix, w->Wh);
 }

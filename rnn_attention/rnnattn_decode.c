@@ -12,32 +12,22 @@
  */
 #include "rnnattn.h"
 
-#include <gsl/gsl_errno.h>
-
 #include "../common/tensor.h"
-
-/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
-static gsl_matrix_view block(gsl_matrix_view *m, size_t k, size_t B)
-{
-    return gsl_matrix_submatrix(&m->matrix, k * B, 0, B, m->matrix.size2);
-}
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
 
 /* Greedy decoding: the same encoder and decoder step as forward, but each step's input is
  * the argmax of the step before (exactly Tt steps, no stopping symbol: the tasks know
  * their target length). Uses the forward arrays, so it invalidates a pending backward. */
-int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+/* Greedy decoding of Tt tokens for each of the B sources src (B, Ts), checked, into out
+ * (B, Tt): the same encoder and decoder step as forward, but each step's input is the
+ * argmax of the step before (exactly Tt steps, no stopping symbol: the tasks know their
+ * target length). Every step writes the blocks forward would, so the trace reads them. */
+static void greedy(rnnattn_model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
-    rnnattn_model *m = (rnnattn_model *)mm;
     rnnattn_state *s = &m->s;
-    const size_t V = config_vocab(&mm->cfg);
-    s->has_forward = 0; /* a decode, refused or not, leaves nothing for backward (model.h) */
-    if (!rnnattn_fits(s, B, Ts, Tt))
-        GSL_ERROR_VAL("rnn_attention decode: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (op_tokens_check(src, B * Ts, V) != 0)
-        GSL_ERROR_VAL("rnn_attention decode: source token outside the vocabulary", GSL_EDOM,
-                      -1);
+    const config *cfg = &m->head.cfg;
+    const size_t V = config_vocab(cfg);
     op_tokens_time_major(s->src, src, B, Ts, V);
     rnnattn_views v;
     rnnattn_make_views(&v, m, B, Ts, Tt);
@@ -48,14 +38,14 @@ int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, in
      * Each step writes the same blocks forward would, so trace() can read them after. */
     int *y = s->din; /* (Tt·B) block t−1: the input of step t */
     for (size_t i = 0; i < B; i++)
-        y[i] = config_bos(&mm->cfg);
+        y[i] = config_bos(cfg);
     for (size_t t = 1; t <= Tt; t++) {
-        gsl_matrix_view x = block(&v.Xd, t - 1, B); /* (B,E+H) */
-        gsl_matrix_view xe = gsl_matrix_submatrix(&x.matrix, 0, 0, B, mm->cfg.embed);
-        gsl_matrix_view a = block(&v.Ad, t - 1, B);     /* (B,GH) */
-        gsl_matrix_view st = block(&v.S_out, t - 1, B); /* s_t (B,H) */
-        gsl_matrix_view ct = block(&v.C, t - 1, B);     /* c_t (B,H) */
-        gsl_matrix_view z = block(&v.logits, t - 1, B); /* (B,V) */
+        gsl_matrix_view x = model_block(&v.Xd.matrix, t - 1, B); /* (B,E+H) */
+        gsl_matrix_view xe = gsl_matrix_submatrix(&x.matrix, 0, 0, B, cfg->embed);
+        gsl_matrix_view a = model_block(&v.Ad.matrix, t - 1, B);     /* (B,GH) */
+        gsl_matrix_view st = model_block(&v.S_out.matrix, t - 1, B); /* s_t (B,H) */
+        gsl_matrix_view ct = model_block(&v.C.matrix, t - 1, B);     /* c_t (B,H) */
+        gsl_matrix_view z = model_block(&v.logits.matrix, t - 1, B); /* (B,V) */
 
         op_embed(&xe.matrix, m->w.dec_embed, y + (t - 1) * B, B);
         rnnattn_decoder_input(&a.matrix, &xe.matrix, &m->w);
@@ -68,6 +58,16 @@ int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, in
                 y[t * B + i] = tok; /* fed back as the next input */
         }
     }
+}
+
+/* Uses the forward arrays, so it ends a pending backward, refused or not (model.h). */
+int rnnattn_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+{
+    rnnattn_model *m = (rnnattn_model *)mm;
+    if (model_open_call("rnn_attention decode", &m->s.has_forward, m->s.cap,
+                        (model_sizes){B, Ts, Tt}, config_vocab(&mm->cfg), src, NULL, NULL) != 0)
+        return -1;
+    greedy(m, src, B, Ts, Tt, out);
     return 0;
 }
 
@@ -79,13 +79,10 @@ int rnnattn_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out, tra
                   void *ctx)
 {
     rnnattn_model *m = (rnnattn_model *)mm;
-    if (!rnnattn_fits(&m->s, 1, Ts, Tt))
-        GSL_ERROR_VAL("rnn_attention trace: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (op_tokens_check(src, Ts, config_vocab(&mm->cfg)) != 0)
-        GSL_ERROR_VAL("rnn_attention trace: source token outside the vocabulary", GSL_EDOM,
-                      -1);
-    if (rnnattn_decode(mm, src, 1, Ts, Tt, out) != 0)
+    if (model_open_call("rnn_attention trace", &m->s.has_forward, m->s.cap,
+                        (model_sizes){1, Ts, Tt}, config_vocab(&mm->cfg), src, NULL, NULL) != 0)
         return -1;
+    greedy(m, src, 1, Ts, Tt, out);
     gsl_matrix_view alignment = gsl_matrix_view_array(m->s.Alpha, Tt, Ts);
     return sink(ctx, "alignment", &alignment.matrix, "tgt", "src") != 0 ? -1 : 0;
 }

@@ -148,11 +148,6 @@ static void rnnattn_free(model *mm)
     free(m);
 }
 
-static void uniform(gsl_matrix *x, double k, const gsl_rng *r)
-{
-    op_uniform(x->data, x->size1 * x->size2, k, r);
-}
-
 /* PyTorch's initialisation, so the two start from the same distribution: nn.GRU,
  * nn.GRUCell and nn.LSTM draw every weight and bias from U(−1/√H, 1/√H); nn.Linear from
  * U(−1/√fan_in, 1/√fan_in) (W_q, W_k read H, v reads A, out reads 2H); nn.Embedding
@@ -170,16 +165,16 @@ static void rnnattn_init(model *mm, gsl_rng *r)
     op_normal(w->dec_embed->data, w->dec_embed->size1 * w->dec_embed->size2, c->emb_init, r);
     rnnattn_rnn *layers[2] = {&w->enc, &w->dec};
     for (size_t i = 0; i < 2; i++) {
-        uniform(layers[i]->Wx, kH, r);
-        uniform(layers[i]->Wh, kH, r);
+        model_uniform(layers[i]->Wx, kH, r);
+        model_uniform(layers[i]->Wh, kH, r);
         m->cell->init_bias(layers[i], kH, c->forget_bias, r);
     }
-    uniform(w->attn.Wq, kH, r);
-    uniform(w->attn.Wk, kH, r);
-    uniform(w->attn.bk, kH, r);
-    uniform(w->attn.v, kA, r);
-    uniform(w->out_W, k2H, r);
-    uniform(w->out_b, k2H, r);
+    model_uniform(w->attn.Wq, kH, r);
+    model_uniform(w->attn.Wk, kH, r);
+    model_uniform(w->attn.bk, kH, r);
+    model_uniform(w->attn.v, kA, r);
+    model_uniform(w->out_W, k2H, r);
+    model_uniform(w->out_b, k2H, r);
 }
 
 /* ---- the run-time state -------------------------------------------------------------------- */
@@ -255,12 +250,12 @@ static int rnnattn_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     rnnattn_state *s = &m->s;
     if (B == 0 || Ts == 0 || Tt == 0)
         return -1;
-    if (B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
+    if (B <= s->cap.B && Ts <= s->cap.Ts && Tt <= s->cap.Tt)
         return 0;
     /* a reservation never shrinks */
-    B = B > s->cap_B ? B : s->cap_B;
-    Ts = Ts > s->cap_Ts ? Ts : s->cap_Ts;
-    Tt = Tt > s->cap_Tt ? Tt : s->cap_Tt;
+    B = B > s->cap.B ? B : s->cap.B;
+    Ts = Ts > s->cap.Ts ? Ts : s->cap.Ts;
+    Tt = Tt > s->cap.Tt ? Tt : s->cap.Tt;
 
     rnnattn_state scratch;
     memset(&scratch, 0, sizeof scratch);
@@ -270,9 +265,7 @@ static int rnnattn_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     l.s = s;
     carver c = carve_start(&s->blk);
     state_layout(&c, &l);
-    s->cap_B = B;
-    s->cap_Ts = Ts;
-    s->cap_Tt = Tt;
+    s->cap = (model_sizes){B, Ts, Tt};
     s->has_forward = 0; /* the arrays are new: there is no forward to differentiate */
     return 0;
 }
@@ -336,12 +329,6 @@ void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts,
         v->dCe = rows_of(s->dCs, 0, (Ts + 1) * B, H);
         v->dCd = rows_of(s->dCs, enc, (Tt + 1) * B, H);
     }
-}
-
-int rnnattn_fits(const rnnattn_state *s, size_t B, size_t Ts, size_t Tt)
-{
-    return B >= 1 && Ts >= 1 && Tt >= 1 && B <= s->cap_B && Ts <= s->cap_Ts &&
-           Tt <= s->cap_Tt;
 }
 
 /* ---- sizes and cost ------------------------------------------------------------------------ */

@@ -21,17 +21,10 @@
 #include "rnnattn.h"
 
 #include <gsl/gsl_blas.h>
-#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <string.h>
 
 #include "../common/tensor.h"
-
-/* Block k of m: rows [k·B, (k+1)·B), one step of the whole batch, as a view. */
-static gsl_matrix_view block(gsl_matrix_view *m, size_t k, size_t B)
-{
-    return gsl_matrix_submatrix(&m->matrix, k * B, 0, B, m->matrix.size2);
-}
 
 /* ---- pieces shared by forward, decode and trace ---------------------------------------- */
 
@@ -54,11 +47,11 @@ void rnnattn_encode(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts)
 void rnnattn_decoder_step(rnnattn_model *m, rnnattn_views *v, size_t t, size_t B)
 {
     const rnnattn_params *w = &m->w;
-    gsl_matrix_view s_prev = block(&v->Hd, t - 1, B);  /* (B,H) */
-    gsl_matrix_view eq = block(&v->EQ, t - 1, B);       /* (B,A) */
-    gsl_matrix_view alpha = block(&v->Alpha, t - 1, B); /* (B,Ts) */
-    gsl_matrix_view c = block(&v->C, t - 1, B);         /* (B,H), row stride E+H */
-    gsl_matrix_view a = block(&v->Ad, t - 1, B);        /* (B,GH) */
+    gsl_matrix_view s_prev = model_block(&v->Hd.matrix, t - 1, B);  /* (B,H) */
+    gsl_matrix_view eq = model_block(&v->EQ.matrix, t - 1, B);       /* (B,A) */
+    gsl_matrix_view alpha = model_block(&v->Alpha.matrix, t - 1, B); /* (B,Ts) */
+    gsl_matrix_view c = model_block(&v->C.matrix, t - 1, B);         /* (B,H), row stride E+H */
+    gsl_matrix_view a = model_block(&v->Ad.matrix, t - 1, B);        /* (B,GH) */
 
     addattn_step_forward(&c.matrix, &alpha.matrix, &eq.matrix, &s_prev.matrix, &v->EK.matrix,
                          &v->Henc.matrix, &w->attn);
@@ -98,19 +91,9 @@ double rnnattn_forward(model *mm, const batch *b, int *pred)
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, V = config_vocab(&mm->cfg);
     /* from here until this forward is complete there is nothing to differentiate: a
      * refused batch leaves no earlier forward for backward to take as its own */
-    s->has_forward = 0;
-    if (!rnnattn_fits(s, B, Ts, Tt))
-        GSL_ERROR_VAL("rnn_attention forward: batch sizes outside the reservation",
-                      GSL_EBADLEN, NAN);
-    if (op_tokens_check(b->src, B * Ts, V) != 0)
-        GSL_ERROR_VAL("rnn_attention forward: source token outside the vocabulary", GSL_EDOM,
-                      NAN);
-    if (op_tokens_check(b->dec_in, B * Tt, V) != 0)
-        GSL_ERROR_VAL("rnn_attention forward: decoder input token outside the vocabulary",
-                      GSL_EDOM, NAN);
-    if (op_tokens_check(b->tgt, B * Tt, V) != 0)
-        GSL_ERROR_VAL("rnn_attention forward: target token outside the vocabulary", GSL_EDOM,
-                      NAN);
+    if (model_open_call("rnn_attention forward", &s->has_forward, s->cap,
+                        (model_sizes){B, Ts, Tt}, V, b->src, b->dec_in, b->tgt) != 0)
+        return NAN;
     op_tokens_time_major(s->src, b->src, B, Ts, V);
     op_tokens_time_major(s->din, b->dec_in, B, Tt, V);
     op_tokens_time_major(s->tgt, b->tgt, B, Tt, V);
@@ -154,9 +137,9 @@ int rnnattn_backward(model *mm, const batch *b)
     const rnnattn_params *w = &m->w;
     rnnattn_params *g = &m->g;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden, E = mm->cfg.embed;
-    if (!s->has_forward || B != s->B || Ts != s->Ts || Tt != s->Tt)
-        GSL_ERROR_VAL("rnn_attention backward: no forward of this batch to differentiate",
-                      GSL_EINVAL, -1);
+    if (model_open_backward("rnn_attention backward", s->has_forward,
+                            (model_sizes){s->B, s->Ts, s->Tt}, config_vocab(&mm->cfg), b) != 0)
+        return -1;
     rnnattn_views v;
     rnnattn_make_views(&v, m, B, Ts, Tt);
 
@@ -189,10 +172,10 @@ int rnnattn_backward(model *mm, const batch *b)
      * gradient of s_t (from the output, and from step t+1's cell and query) and block t−1
      * of dC the output's share of dc_t. */
     for (size_t t = Tt; t >= 1; t--) {
-        gsl_matrix_view ds_prev = block(&v.dHd, t - 1, B);                   /* (B,H) */
-        gsl_matrix_view da = block(&v.dAd, t - 1, B);                        /* (B,GH) */
-        gsl_matrix_view dc = block(&v.dC, t - 1, B), dq = block(&v.dQ, t - 1, B);
-        gsl_matrix_view eq = block(&v.EQ, t - 1, B), alpha = block(&v.Alpha, t - 1, B);
+        gsl_matrix_view ds_prev = model_block(&v.dHd.matrix, t - 1, B);                   /* (B,H) */
+        gsl_matrix_view da = model_block(&v.dAd.matrix, t - 1, B);                        /* (B,GH) */
+        gsl_matrix_view dc = model_block(&v.dC.matrix, t - 1, B), dq = model_block(&v.dQ.matrix, t - 1, B);
+        gsl_matrix_view eq = model_block(&v.EQ.matrix, t - 1, B), alpha = model_block(&v.Alpha.matrix, t - 1, B);
 
         /* forward: s_t = cell(a_t, s_{t−1})   ⇒   da_t, and ds_{t−1} += its direct share */
         m->cell->step_backward(&v.dAd.matrix, &v.dPd.matrix, &v.dHd.matrix, &v.dCd.matrix,

@@ -275,7 +275,7 @@ static double layer_loss(void *ctx)
     layer_case *k = ctx;
     lstm_layer_forward(k->Hs, k->Cs, k->Act, k->X, &k->w, NB);
     gsl_matrix_view h = gsl_matrix_submatrix(k->Hs, NB, 0, NT * NB, NH);
-    gsl_matrix_view cT = lstm_block(k->Cs, NT, NB);
+    gsl_matrix_view cT = model_block(k->Cs, NT, NB);
     return tu_dot(&h.matrix, k->R) + tu_dot(&cT.matrix, k->Rc);
 }
 
@@ -286,7 +286,7 @@ static void layer_pass(layer_case *k)
     layer_loss(k);
     gsl_matrix_view dh = gsl_matrix_submatrix(k->dHs, NB, 0, NT * NB, NH);
     gsl_matrix_view dc = gsl_matrix_submatrix(k->dCs, NB, 0, NT * NB, NH);
-    gsl_matrix_view dcT = lstm_block(k->dCs, NT, NB);
+    gsl_matrix_view dcT = model_block(k->dCs, NT, NB);
     gsl_matrix_memcpy(&dh.matrix, k->R);
     gsl_matrix_set_zero(&dc.matrix);
     gsl_matrix_memcpy(&dcT.matrix, k->Rc);
@@ -301,8 +301,8 @@ START_TEST(test_layer_gradcheck)
     layer_case k;
     layer_setup(&k, &p, r);
     layer_pass(&k);
-    gsl_matrix_view h0 = lstm_block(k.Hs, 0, NB), c0 = lstm_block(k.Cs, 0, NB);
-    gsl_matrix_view dh0 = lstm_block(k.dHs, 0, NB), dc0 = lstm_block(k.dCs, 0, NB);
+    gsl_matrix_view h0 = model_block(k.Hs, 0, NB), c0 = model_block(k.Cs, 0, NB);
+    gsl_matrix_view dh0 = model_block(k.dHs, 0, NB), dc0 = model_block(k.dCs, 0, NB);
     tu_gradcheck("layer X", layer_loss, &k, k.X, k.dX);
     tu_gradcheck("layer Wx", layer_loss, &k, k.w.Wx, k.dw.Wx);
     tu_gradcheck("layer Wh", layer_loss, &k, k.w.Wh, k.dw.Wh);
@@ -370,14 +370,14 @@ START_TEST(test_table_matches_layer)
     gsl_matrix *dembed = pool_new(&p, NV, NE, 0, r);
     lstm_weights dw = {pool_new(&p, 4 * NH, NE, 0, r), pool_new(&p, 4 * NH, NH, 0, r),
                        pool_new(&p, 1, 4 * NH, 0, r)};
-    gsl_matrix_view h0 = lstm_block(k.Hs, 0, NB), c0 = lstm_block(k.Cs, 0, NB);
-    gsl_matrix_view h0t = lstm_block(Hs, 0, NB), c0t = lstm_block(Cs, 0, NB);
+    gsl_matrix_view h0 = model_block(k.Hs, 0, NB), c0 = model_block(k.Cs, 0, NB);
+    gsl_matrix_view h0t = model_block(Hs, 0, NB), c0t = model_block(Cs, 0, NB);
     gsl_matrix_memcpy(&h0t.matrix, &h0.matrix);
     gsl_matrix_memcpy(&c0t.matrix, &c0.matrix);
     lstm_table_forward(P, embed, &k.w);
     lstm_recur_forward_table(Hs, Cs, Act, P, ids, k.w.Wh, NB);
     gsl_matrix_view dh = gsl_matrix_submatrix(dHs, NB, 0, NT * NB, NH);
-    gsl_matrix_view dcT = lstm_block(dCs, NT, NB);
+    gsl_matrix_view dcT = model_block(dCs, NT, NB);
     gsl_matrix_memcpy(&dh.matrix, k.R);
     gsl_matrix_memcpy(&dcT.matrix, k.Rc);
     lstm_recur_backward(dw.Wh, dPre, dHs, dCs, Hs, Cs, Act, k.w.Wh, NB);

@@ -359,11 +359,11 @@ typedef struct tfm_step {
  * at its own sizes, behind a front part carved at the reservation's sizes (mask, ids),
  * which therefore stays where it is. */
 typedef struct tfm_state {
-    size_t cap_B;                 /* the reservation: the most sequences of a batch, */
-    size_t cap_Ts, cap_Tt;        /* ... and the longest source and target */
+    model_sizes cap;              /* the reservation: the most sequences of a batch, and
+                                   * the longest source and target */
     carve_block blk;              /* (blk.nd doubles, blk.ni ints) everything below */
-    double *mask_block;           /* (cap_Tt, cap_Tt) causal mask: 0 at j ≤ i, −∞ above */
-    int *ids;                     /* (max(cap_B, cap_Tt)) tokens fed back while decoding */
+    double *mask_block;           /* (cap.Tt, cap.Tt) causal mask: 0 at j ≤ i, −∞ above */
+    int *ids;                     /* (max(cap.B, cap.Tt)) tokens fed back while decoding */
     size_t B, Ts, Tt;             /* the batch the views below were carved for; 0: none */
     int asked;                    /* ... and what it asked of the weights: 1 keep them
                                    * (a trace), 0 keep them if small, -1 never_keep */

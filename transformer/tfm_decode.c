@@ -125,12 +125,11 @@ static void greedy(tfm_model *m, const int *src, int *out)
 int tfm_decode(model *mm, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
 {
     tfm_model *m = (tfm_model *)mm;
-    /* the sizes first: then B·Ts is known to fit */
+    if (model_open_call("transformer decode", &m->s.has_forward, m->s.cap,
+                        (model_sizes){B, Ts, Tt}, m->V, src, NULL, NULL) != 0)
+        return -1;
     if (tfm_state_fit(m, B, Ts, Tt, 0) != 0)
         GSL_ERROR_VAL("transformer decode: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (op_tokens_check(src, B * Ts, m->V) != 0)
-        GSL_ERROR_VAL("transformer decode: a source token is outside the vocabulary",
-                      GSL_EDOM, -1);
     greedy(m, src, out);
     return 0;
 }
@@ -153,12 +152,12 @@ int tfm_trace(model *mm, const int *src, size_t Ts, size_t Tt, int *out, trace_s
 {
     tfm_model *m = (tfm_model *)mm;
     tfm_state *s = &m->s;
+    if (model_open_call("transformer trace", &s->has_forward, s->cap, (model_sizes){1, Ts, Tt},
+                        m->V, src, NULL, NULL) != 0)
+        return -1;
     /* one example, its every weight kept (reserve made room for that) */
     if (tfm_state_fit(m, 1, Ts, Tt, 1) != 0)
         GSL_ERROR_VAL("transformer trace: sizes outside the reservation", GSL_EBADLEN, -1);
-    if (op_tokens_check(src, Ts, m->V) != 0)
-        GSL_ERROR_VAL("transformer trace: a source token is outside the vocabulary",
-                      GSL_EDOM, -1);
     greedy(m, src, out);
     /* The maps of a greedy decode are those of a teacher-forced pass on its own outputs
      * (the cache computes the same rows), and that pass keeps them all at once. */

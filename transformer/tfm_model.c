@@ -159,14 +159,13 @@ int tfm_state_fit(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps)
 {
     tfm_state *s = &m->s;
     s->has_forward = 0;
-    if (!s->blk.d || B == 0 || Ts == 0 || Tt == 0 || B > s->cap_B || Ts > s->cap_Ts ||
-        Tt > s->cap_Tt)
+    if (!s->blk.d || !model_fits(s->cap, B, Ts, Tt))
         return -1;
     /* the same batch shape and the same request: the same views */
     const int ask = maps ? 1 : s->never_keep ? -1 : 0;
     if (s->B == B && s->Ts == Ts && s->Tt == Tt && s->asked == ask)
         return 0;
-    tfm_state_shape sh = {.m = m, .cap_B = s->cap_B, .cap_Tt = s->cap_Tt, .B = B, .Ts = Ts,
+    tfm_state_shape sh = {.m = m, .cap_B = s->cap.B, .cap_Tt = s->cap.Tt, .B = B, .Ts = Ts,
                       .Tt = Tt};
     sh.keep = ask == 1 || (ask == 0 && tfm_keep_maps(B, Ts, Tt, m->NH, m->L));
     if (sh.keep) {
@@ -186,7 +185,7 @@ int tfm_state_fit(tfm_model *m, size_t B, size_t Ts, size_t Tt, int maps)
     carver c = carve_start(&s->blk);
     state_layout(&c, &sh);
     /* the causal mask of Tt positions is the top-left corner of the largest one */
-    gsl_matrix_view full = gsl_matrix_view_array(s->mask_block, s->cap_Tt, s->cap_Tt);
+    gsl_matrix_view full = gsl_matrix_view_array(s->mask_block, s->cap.Tt, s->cap.Tt);
     s->mask = gsl_matrix_submatrix(&full.matrix, 0, 0, Tt, Tt);
     s->B = B;
     s->Ts = Ts;
@@ -204,11 +203,11 @@ static int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     /* positions exist up to Lmax only (the learned table has Lmax rows) */
     if (B == 0 || Ts == 0 || Tt == 0 || Ts > m->Lmax || Tt > m->Lmax)
         return -1;
-    if (s->blk.d && B <= s->cap_B && Ts <= s->cap_Ts && Tt <= s->cap_Tt)
+    if (s->blk.d && B <= s->cap.B && Ts <= s->cap.Ts && Tt <= s->cap.Tt)
         return 0;
     /* grow to cover both the old and the new reservation */
-    tfm_state_shape big = {.m = m, .B = max2(B, s->cap_B), .Ts = max2(Ts, s->cap_Ts),
-                       .Tt = max2(Tt, s->cap_Tt)};
+    tfm_state_shape big = {.m = m, .B = max2(B, s->cap.B), .Ts = max2(Ts, s->cap.Ts),
+                       .Tt = max2(Tt, s->cap.Tt)};
     big.cap_B = big.B;
     big.cap_Tt = big.Tt;
     big.keep = tfm_keep_maps(big.B, big.Ts, big.Tt, m->NH, m->L);
@@ -217,9 +216,7 @@ static int tfm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
     s->has_forward = 0;
     if (carve_reserve(&s->blk, reserve_layout, &big) != 0)
         return -1; /* the old block and its reservation stay usable */
-    s->cap_B = big.B;
-    s->cap_Ts = big.Ts;
-    s->cap_Tt = big.Tt;
+    s->cap = (model_sizes){big.B, big.Ts, big.Tt};
     /* the front of the new block: the causal mask M, 0 where key j ≤ query i, −∞ (not a
      * large negative number) above the diagonal, so a later position gets weight exactly
      * 0 */
@@ -361,15 +358,15 @@ fail:
 /* Glorot & Bengio (2010) uniform bound for a (rows, cols) matrix: √(6/(fan_in + fan_out)). */
 static void xavier(gsl_matrix *w, const gsl_rng *r)
 {
-    op_uniform(w->data, w->size1 * w->size2, sqrt(6.0 / (double)(w->size1 + w->size2)), r);
+    model_uniform(w, sqrt(6.0 / (double)(w->size1 + w->size2)), r);
 }
 
 /* nn.Linear's default: weight and bias from U(±1/√fan_in). */
 static void linear_init(gsl_matrix *w, gsl_matrix *b, const gsl_rng *r)
 {
     const double bound = 1.0 / sqrt((double)w->size2);
-    op_uniform(w->data, w->size1 * w->size2, bound, r);
-    op_uniform(b->data, b->size2, bound, r);
+    model_uniform(w, bound, r);
+    model_uniform(b, bound, r); /* (1, out): its size2 values */
 }
 
 /* Layer norm starts as the identity on normalised rows: γ = 1, β = 0. */
