@@ -110,7 +110,7 @@ void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *id
  * into it (Y = b, then Y += X·Wᵀ). Most linear layers of the project form the bias first;
  * the LSTM's input projection and output layer form the product first and add the bias
  * after (op_add_bias), which rounds differently: each layer keeps the order it was
- * verified with, and lstm_model.c says why. */
+ * verified with, and lstm_input_forward (lstm/lstm_layer.c) says why. */
 void op_fill_rows(gsl_matrix *x, const gsl_matrix *bias);
 
 /* A linear layer of N rows: Y (N, n) = X (N, m) · Wᵀ (m, n) + b (1, n), formed as

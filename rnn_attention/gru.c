@@ -220,7 +220,8 @@ void gru_layer_backward(gsl_matrix *dX, gru_weights *dw, gsl_matrix *dXP, gsl_ma
     for (size_t t = T; t >= 1; t--) {
         gsl_matrix_view dxp = model_block(dXP, t - 1, B), dhp = model_block(dHP, t - 1, B);
         gsl_matrix_view dh = model_block(dHs, t, B), dhprev = model_block(dHs, t - 1, B);
-        _gsl_matrix_const_view a = model_const_block(Act, t - 1, B), u = model_const_block(HP, t - 1, B);
+        _gsl_matrix_const_view a = model_const_block(Act, t - 1, B);
+        _gsl_matrix_const_view u = model_const_block(HP, t - 1, B);
         _gsl_matrix_const_view hprev = model_const_block(Hs, t - 1, B);
         gru_cell_backward(&dxp.matrix, &dhp.matrix, &dhprev.matrix, &dh.matrix, &a.matrix,
                           &u.matrix, &hprev.matrix, w->Wh);

@@ -140,9 +140,10 @@ const rnnattn_cell *rnnattn_cell_of(const config *c);
 /* ---- the run-time state ---------------------------------------------------------------
  *
  * Every array of a step, cut from one block of doubles and one of ints (common/carve.h)
- * by state_layout in rnnattn_model.c, each with room for the reserved sizes cap. The shapes below are those of a call: a call uses the front of each array,
- * seen as a contiguous matrix of its own sizes (rnnattn_make_views). The
- * gradient d… of an array has its shape.
+ * by state_layout in rnnattn_model.c, each with room for the reserved sizes cap. The
+ * shapes below are those of a call: a call uses the front of each array, seen as a
+ * contiguous matrix of its own sizes (rnnattn_make_views). The gradient d… of an array
+ * has its shape.
  * The states: blocks 0..Ts of Hs are the encoder's h_0 = 0, h_1..h_Ts, and blocks
  * Ts..Ts+Tt the decoder's s_0..s_Tt: s_0 IS block Ts, so the encoder's last state and the
  * decoder's first are one block of memory (no copy in forward, and in backward the

@@ -80,7 +80,8 @@ static void gru_entry_step_backward(gsl_matrix *dAct, gsl_matrix *dHP, gsl_matri
     (void)dCs, (void)Cs;
     gsl_matrix_view da = model_block(dAct, t - 1, B), dp = model_block(dHP, t - 1, B); /* (B,3H) */
     gsl_matrix_view ds = model_block(dHs, t, B), ds_prev = model_block(dHs, t - 1, B); /* (B,H) */
-    _gsl_matrix_const_view a = model_const_block(Act, t - 1, B), p = model_const_block(HP, t - 1, B);
+    _gsl_matrix_const_view a = model_const_block(Act, t - 1, B);
+    _gsl_matrix_const_view p = model_const_block(HP, t - 1, B);
     _gsl_matrix_const_view s_prev = model_const_block(Hs, t - 1, B);
     gru_cell_backward(&da.matrix, &dp.matrix, &ds_prev.matrix, &ds.matrix, &a.matrix,
                       &p.matrix, &s_prev.matrix, w->Wh);
@@ -173,7 +174,8 @@ static void lstm_entry_step_backward(gsl_matrix *dAct, gsl_matrix *dHP, gsl_matr
     gsl_matrix_view ds = model_block(dHs, t, B), ds_prev = model_block(dHs, t - 1, B);   /* (B,H) */
     gsl_matrix_view dcs = model_block(dCs, t, B), dcs_prev = model_block(dCs, t - 1, B); /* (B,H) */
     _gsl_matrix_const_view a = model_const_block(Act, t - 1, B);
-    _gsl_matrix_const_view cs = model_const_block(Cs, t, B), cs_prev = model_const_block(Cs, t - 1, B);
+    _gsl_matrix_const_view cs = model_const_block(Cs, t, B);
+    _gsl_matrix_const_view cs_prev = model_const_block(Cs, t - 1, B);
     lstm_cell_backward(&da.matrix, &ds_prev.matrix, &dcs_prev.matrix, &ds.matrix,
                        &dcs.matrix, &a.matrix, &cs.matrix, &cs_prev.matrix, w->Wh);
 }

@@ -1,13 +1,13 @@
-/* rnnattn_pass.c — the teacher-forced passes of the model `rnn_attention`: embedding → encoder (every state
- * kept) → decoder that reads, at each step, an attention-weighted sum of the encoder
- * states → linear layer over [s_t; c_t] (Bahdanau, Cho & Bengio 2015; equations in
- * rnnattn.h, gru.h, addattn.h): the pieces decoding shares, forward and its backward
- * (greedy decoding and the trace are rnnattn_decode.c).
+/* rnnattn_pass.c — the teacher-forced passes of the model `rnn_attention`: embedding →
+ * encoder (every state kept) → decoder that reads, at each step, an attention-weighted sum
+ * of the encoder states → linear layer over [s_t; c_t] (Bahdanau, Cho & Bengio 2015;
+ * equations in rnnattn.h, gru.h, addattn.h): the pieces decoding shares, forward and its
+ * backward (greedy decoding and the trace are rnnattn_decode.c).
  *
  * Design. A call first takes views of the front of every reserved array at its own sizes
- * (rnnattn_make_views: a (N, cols) array of a call is always a plain contiguous matrix), then
- * works on those views only. The encoder runs its whole layer at once; the decoder runs
- * step by step, because the query of step t is the state step t−1 wrote. The cell is
+ * (rnnattn_make_views: a (N, cols) array of a call is always a plain contiguous matrix),
+ * then works on those views only. The encoder runs its whole layer at once; the decoder
+ * runs step by step, because the query of step t is the state step t−1 wrote. The cell is
  * reached only through the table m->cell (rnnattn_cell.c): the same lines serve the GRU
  * and the LSTM. Backward follows forward's lines in reverse, quoting each one, and
  * leaves what sums over steps (weight gradients, the encoder states' share of the
@@ -15,8 +15,9 @@
  *
  * Invariant: the sizes of the last forward are in m->s (B, Ts, Tt), has_forward = 0 when
  * the arrays hold no forward (none yet, or a decode since); backward differentiates only
- * a forward of the same sizes. Every entry point checks its sizes against the reservation and its
- * tokens against the vocabulary before it writes anything (common/model.h).
+ * a forward of the same sizes. Every entry point checks its sizes against the reservation
+ * and its tokens against the vocabulary before it writes anything (model_open_call,
+ * model_open_backward: common/model.h).
  */
 #include "rnnattn.h"
 
@@ -172,10 +173,12 @@ int rnnattn_backward(model *mm, const batch *b)
      * gradient of s_t (from the output, and from step t+1's cell and query) and block t−1
      * of dC the output's share of dc_t. */
     for (size_t t = Tt; t >= 1; t--) {
-        gsl_matrix_view ds_prev = model_block(&v.dHd.matrix, t - 1, B);                   /* (B,H) */
-        gsl_matrix_view da = model_block(&v.dAd.matrix, t - 1, B);                        /* (B,GH) */
-        gsl_matrix_view dc = model_block(&v.dC.matrix, t - 1, B), dq = model_block(&v.dQ.matrix, t - 1, B);
-        gsl_matrix_view eq = model_block(&v.EQ.matrix, t - 1, B), alpha = model_block(&v.Alpha.matrix, t - 1, B);
+        gsl_matrix_view ds_prev = model_block(&v.dHd.matrix, t - 1, B); /* (B,H) */
+        gsl_matrix_view da = model_block(&v.dAd.matrix, t - 1, B);      /* (B,GH) */
+        gsl_matrix_view dc = model_block(&v.dC.matrix, t - 1, B);       /* (B,H) */
+        gsl_matrix_view dq = model_block(&v.dQ.matrix, t - 1, B);       /* (B,A) */
+        gsl_matrix_view eq = model_block(&v.EQ.matrix, t - 1, B);       /* (B,A) */
+        gsl_matrix_view alpha = model_block(&v.Alpha.matrix, t - 1, B); /* (B,Ts) */
 
         /* forward: s_t = cell(a_t, s_{t−1})   ⇒   da_t, and ds_{t−1} += its direct share */
         m->cell->step_backward(&v.dAd.matrix, &v.dPd.matrix, &v.dHd.matrix, &v.dCd.matrix,

@@ -411,7 +411,8 @@ extern const model_ops tfm_ops;
 
 /* ---- shared by the model's files (tfm_model.c, tfm_pass.c, tfm_decode.c) ------------- */
 
-/* embed.c. PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)), PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
+/* embed.c. PE (Lmax, D): PE(t, 2i) = sin(t/10000^(2i/D)),
+ * PE(t, 2i+1) = cos(t/10000^(2i/D)) (§3.5). */
 void tfm_sinusoid(double *pe, size_t Lmax, size_t D);
 
 /* X (n, D), row r = s·E[ids[r]] + PE[t0 + r mod T] for the n = X->size1 tokens ids, each

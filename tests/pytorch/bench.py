@@ -24,7 +24,7 @@ import statistics
 import sys
 import time
 
-CANONICAL = {  # lstm/lstm_model.c, rnn_attention/rnnattn_model.c, transformer/tfm.c
+CANONICAL = {  # lstm/lstm_model.c, rnn_attention/rnnattn_model.c, transformer/tfm_model.c
     "lstm": {"symbols": "10", "embed": "32", "hidden": "128"},
     "rnn_attention": {"symbols": "10", "embed": "32", "hidden": "128", "attn": "128",
                       "cell": "gru"},

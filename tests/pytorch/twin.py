@@ -226,7 +226,7 @@ class Transformer(nn.Module):
         self.out = nn.Linear(D, V)                         # out.w (V, D), out.b (1, V)
 
     def attnlab_tensors(self):
-        """Arena order (transformer/tfm.c, visit_model): the embeddings, the positions when
+        """Arena order (transformer/tfm_model.c, visit_params): the embeddings, the positions when
         learned, the encoder layers, its final norm, the decoder layers, its final norm,
         the output. In a layer: ln1, attention, ln2, (cross-attention, ln3,) feed-forward;
         an attention's w_in (3D, D) = [W_q; W_k; W_v] is PyTorch's in_proj_weight."""
