@@ -11,6 +11,7 @@
  * model_last_error() says why; here that becomes a runtime error quoting it.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,7 @@ static int eval_input(model *m, const char *file)
             rc = args_run_error("out of memory");
             break;
         }
-        if (m->ops->decode(m, b.src, 1, Ts, b.Tt, pred) != 0) {
+        if (model_decode(m, b.src, 1, Ts, b.Tt, pred) != 0) {
             rc = args_run_error("%s decode failed on --input line %zu: %s", m->ops->name,
                                 lineno, model_last_error());
             break;
@@ -221,7 +222,12 @@ static int eval_input(model *m, const char *file)
             printf("\n");
             continue;
         }
-        double loss = m->ops->forward(m, &b, NULL);
+        double loss = model_forward(m, &b, NULL);
+        if (isnan(loss) && model_last_error()[0]) {
+            rc = args_run_error("%s forward failed on --input line %zu: %s", m->ops->name,
+                                lineno, model_last_error());
+            break;
+        }
         size_t ok = 0;
         for (size_t i = 0; i < b.Tt; i++)
             ok += pred[i] == b.tgt[i];
@@ -598,7 +604,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
         goto done;
     }
     /* decode first so the target axis can be labelled with what the model emitted */
-    if (m->ops->decode(m, src, 1, Ts, Tt, out) != 0) {
+    if (model_decode(m, src, 1, Ts, Tt, out) != 0) {
         rc = args_run_error("%s decode failed: %s", m->ops->name, model_last_error());
         goto done;
     }
@@ -619,7 +625,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     }
     /* a refusal of the sink is a file that could not be written; any other failure is
      * the model's report (error contract) */
-    if (m->ops->trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
+    if (model_trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
         rc = c.failed ? args_run_error("could not write the trace into %s", dir)
                       : args_run_error("%s trace failed: %s", m->ops->name,
                                        model_last_error());

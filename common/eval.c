@@ -61,7 +61,7 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
         for (size_t done = 0; done < samples; done += chunk) {
             const size_t B = samples - done < chunk ? samples - done : chunk;
             task_fill(t, &b, B, L, m->cfg.symbols, r);
-            if (m->ops->decode(m, b.src, B, L, Tt, pred) != 0) {
+            if (model_decode(m, b.src, B, L, Tt, pred) != 0) {
                 snprintf(err, n, "%s decode failed at length %zu: %s", m->ops->name, L,
                          model_last_error());
                 rc = -1;
@@ -77,10 +77,10 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
                 tok += ok;
                 seq += ok == Tt;
             }
-            const double l = m->ops->forward(m, &b, NULL);
+            const double l = model_forward(m, &b, NULL);
             if (isnan(l)) {
                 snprintf(err, n, "%s forward failed at length %zu: %s", m->ops->name, L,
-                         model_last_error());
+                         model_failure());
                 rc = -1;
                 break;
             }
@@ -108,7 +108,7 @@ static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, b
 {
     task_fill_examples(t, b, idx, B);
     const size_t Ts = b->Ts, Tt = b->Tt;
-    if (m->ops->decode(m, b->src, B, Ts, Tt, pred) != 0) {
+    if (model_decode(m, b->src, B, Ts, Tt, pred) != 0) {
         snprintf(err, n, "%s decode failed at length %zu: %s", m->ops->name, Ts,
                  model_last_error());
         return -1;
@@ -124,10 +124,10 @@ static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, b
         *tok += ok;
         *seq += ok == Tt;
     }
-    const double l = m->ops->forward(m, b, NULL);
+    const double l = model_forward(m, b, NULL);
     if (isnan(l)) {
         snprintf(err, n, "%s forward failed at length %zu: %s", m->ops->name, Ts,
-                 model_last_error());
+                 model_failure());
         return -1;
     }
     *loss += l * (double)(B * Tt); /* the forward's mean is per token */

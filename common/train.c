@@ -228,14 +228,14 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
         }
         task_train_batch(t, &b, B, c, r->s[RNG_TRAIN]);
         arena_zero_grad(p);
-        double loss = ops->forward(m, &b, pred);
+        double loss = model_forward(m, &b, pred);
         if (isnan(loss) && model_last_error()[0]) {
             snprintf(err, n, "%s forward failed at step %zu: %s", ops->name, step,
                      model_last_error());
             rc = TRAIN_FAILED;
             break;
         }
-        if (ops->backward(m, &b) != 0) {
+        if (model_backward(m, &b) != 0) {
             snprintf(err, n, "%s backward failed at step %zu: %s", ops->name, step,
                      model_last_error());
             rc = TRAIN_FAILED;
