@@ -94,12 +94,16 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
     if (!r)
         return args_run_error("out of memory");
     const task *t = task_open(&m->cfg, err, sizeof err);
-    if (!t || (t->data ? eval_data_run(m, t, DATASET_TEST, lens, nl, r, err, sizeof err)
-                       : eval_run(m, t, lens, nl, samples, seed, r, err, sizeof err)) != 0) {
+    const volatile sig_atomic_t *stop = &cmd_stop_signal;
+    const int got = !t ? -1
+                  : t->data ? eval_data_run(m, t, DATASET_TEST, lens, nl, stop, r, err,
+                                            sizeof err)
+                            : eval_run(m, t, lens, nl, samples, seed, stop, r, err, sizeof err);
+    if (got != 0) {
         task_close(t);
         eval_free(r, nl);
         free(r);
-        return args_run_error("%s", err);
+        return got == EVAL_STOPPED ? cmd_stopped_status() : args_run_error("%s", err);
     }
     task_close(t);
     if (print)

@@ -139,12 +139,12 @@ static int validate(model *m, const task *t, const config *c, double v[4], char 
                      t->name, c->train_min, c->train_max);
             return -1;
         }
-        if (eval_data_run(m, t, DATASET_VAL, lens, nl, res, err, n) != 0)
+        if (eval_data_run(m, t, DATASET_VAL, lens, nl, NULL, res, err, n) != 0)
             return -1;
     } else {
         nl = train_val_lengths(c, lens);
         const size_t per = c->val_samples / nl ? c->val_samples / nl : 1;
-        if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, res, err, n) != 0)
+        if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, NULL, res, err, n) != 0)
             return -1;
     }
     v[0] = v[1] = v[2] = 0;

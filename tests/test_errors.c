@@ -269,7 +269,7 @@ START_TEST(gsl_error_fails_the_evaluation)
         eval_result e;
         char err[512] = "";
         fault = where[k];
-        const int rc = eval_run(m, t, &L, 1, 16, 1, &e, err, sizeof err);
+        const int rc = eval_run(m, t, &L, 1, 16, 1, NULL, &e, err, sizeof err);
         fault = FAULT_NONE;
         ck_assert_int_eq(rc, -1);
         eval_free(&e, 1);
@@ -277,7 +277,7 @@ START_TEST(gsl_error_fails_the_evaluation)
         snprintf(want, sizeof want, "faulty %s failed at length 3: ", k ? "forward" : "decode");
         ck_assert_msg(strstr(err, want), "'%s' does not say '%s'", err, want);
         assert_gsl_reason(err, k ? "forward" : "decode");
-        ck_assert_int_eq(eval_run(m, t, &L, 1, 16, 1, &e, err, sizeof err), 0);
+        ck_assert_int_eq(eval_run(m, t, &L, 1, 16, 1, NULL, &e, err, sizeof err), 0);
         eval_free(&e, 1);
     }
     faulty_free(m);
@@ -337,7 +337,7 @@ START_TEST(a_refusal_then_a_nan_reports_the_nan)
     ck_assert(isnan(model_forward(m, &b, NULL))); /* the refusal again, then evaluate */
     const size_t L = 3;
     eval_result e;
-    ck_assert_int_eq(eval_run(m, t, &L, 1, 4, 1, &e, err, sizeof err), -1);
+    ck_assert_int_eq(eval_run(m, t, &L, 1, 4, 1, NULL, &e, err, sizeof err), -1);
     eval_free(&e, 1);
     ck_assert_msg(!strstr(err, refusal), "evaluation quotes the earlier refusal: %s", err);
     ck_assert_msg(strstr(err, "the loss is not a number, though nothing was refused"), "%s",
