@@ -36,7 +36,7 @@ int bench_model(const model_ops *ops, const config *c, size_t L, size_t reps,
                 bench_result *out, char *err, size_t n);
 
 /* The DGEMM rate of this machine (GFLOP/s, median of reps) for square matrices of side n,
- * the size class of the models' products. */
+ * the size class of the models' products; 0 when memory runs out or the product fails. */
 double bench_dgemm(size_t side, size_t reps);
 
 /* Writes the results as TSV (header included). */

@@ -12,7 +12,9 @@
  * the recorded one, the whole-file CRC, and only then the contents: the model name is
  * looked up, the configuration builds the model (build_model), the stored tensor table
  * must be the model's own (match_table), and the values go straight into its parameter
- * block. A file cut short is walked dry, building nothing, to name the part where it
+ * block, each checked to be finite as it is read (ckpt_get_doubles), so a NaN weight is
+ * named with its tensor and index here instead of surfacing later as a NaN loss. A file
+ * cut short is walked dry, building nothing, to name the part where it
  * ends.
  */
 #include "checkpoint.h"
@@ -75,6 +77,15 @@ static int check_savable(const char *path, const model *m, const ckpt_train_stat
                              "(accepted: 1 to %d printable ASCII characters)", k,
                              ARENA_NAME_MAX - 1);
     }
+    char why[160];
+    for (size_t k = 0; k < m->params.n_tensors; k++) {
+        char what[ARENA_NAME_MAX + 16];
+        snprintf(what, sizeof what, "tensor '%s'", m->params.spec[k].name);
+        if (ckpt_nonfinite(m->params.data + m->params.offset[k], arena_numel(&m->params, k),
+                           what, why, sizeof why))
+            return ckpt_fail(err, n, path, "%s: not saved (a checkpoint holds finite "
+                             "numbers only)", why);
+    }
     if (!ts)
         return 0;
     if (ts->n != m->params.size)
@@ -84,6 +95,10 @@ static int check_savable(const char *path, const model *m, const ckpt_train_stat
                          ts->n, m->params.size);
     if (!ts->m || !ts->v)
         return ckpt_fail(err, n, path, "training state lacks Adam's moment arrays");
+    if (ckpt_nonfinite(ts->m, ts->n, "Adam's first moment m", why, sizeof why) ||
+        ckpt_nonfinite(ts->v, ts->n, "Adam's second moment v", why, sizeof why))
+        return ckpt_fail(err, n, path, "%s: not saved (a checkpoint holds finite numbers "
+                         "only)", why);
     for (int k = 0; k < CKPT_RNG_STREAMS; k++) {
         if (!ts->rng[k])
             return ckpt_fail(err, n, path,

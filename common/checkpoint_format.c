@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,20 @@ int ckpt_get_doubles(ckpt_reader *r, double *dst, uint64_t count, const char *wh
         }
         done += k;
     }
+    char why[160];
+    if (ckpt_nonfinite(dst, (size_t)count, what, why, sizeof why))
+        return ckpt_fail(r->err, r->n, r->path, "%s (accepted: finite numbers only)", why);
+    return 0;
+}
+
+int ckpt_nonfinite(const double *x, size_t count, const char *what, char *buf, size_t n)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(x[i])) {
+            snprintf(buf, n, "%s holds %s at index %zu", what,
+                     isnan(x[i]) ? "NaN" : x[i] > 0 ? "+inf" : "-inf", i);
+            return 1;
+        }
     return 0;
 }
 

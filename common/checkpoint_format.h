@@ -99,8 +99,15 @@ int ckpt_get(ckpt_reader *r, void *dst, uint64_t len, const char *what);
 int ckpt_get_u64(ckpt_reader *r, uint64_t *v, const char *what);
 
 /* Reads count doubles (8 bytes each, little-endian bit patterns) into dst, or skips them
- * when dst is NULL. 0 or -1. */
+ * when dst is NULL. 0 or -1; a value that is not finite is refused, naming what and its
+ * index (ckpt_nonfinite). */
 int ckpt_get_doubles(ckpt_reader *r, double *dst, uint64_t count, const char *what);
+
+/* Weights and moments are finite: a NaN or an infinity in a checkpoint could only make
+ * every later loss NaN. Finds the first of the count values of x that is not finite;
+ * returns 0 when there is none, else 1 with "WHAT holds NaN at index I" (or +inf, -inf)
+ * in buf. */
+int ckpt_nonfinite(const double *x, size_t count, const char *what, char *buf, size_t n);
 
 /* Reads a name (u64 length, then bytes) into buf (max bytes with the NUL): 1 to max-1
  * printable ASCII characters. 0 or -1. */

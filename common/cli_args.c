@@ -274,6 +274,9 @@ int args_path(const char *flag, const char *text)
     if (strchr(text, '\n'))
         return args_usage_error("--%s: the path holds a newline (accepted: a path on one "
                                 "line)", flag);
+    if (text[0] == '-' && text[1] != '\0')
+        return args_usage_error("--%s: '%s' is a flag, not a path (accepted: a path; one "
+                                "that starts with '-' is written ./%s)", flag, text, text);
     return 0;
 }
 

@@ -108,8 +108,11 @@ const char *args_nth(const args_line *a, args_flag f, size_t k);
 const char *args_flag_name(args_flag f);
 
 /* Checks text, the value of --flag, as a path: not empty, at most ARGS_PATH_MAX
- * characters, no newline (args.txt keeps one argument per line). Returns 0, or prints
- * and returns ARGS_EXIT_USAGE. */
+ * characters, no newline (args.txt keeps one argument per line), and not starting with
+ * '-' unless it is "-" alone (standard input for --input): getopt takes the word after
+ * --out as its value whatever it is, so `--out --force` would otherwise make a directory
+ * called --force. A path that does start with '-' is written ./-NAME. Returns 0, or
+ * prints and returns ARGS_EXIT_USAGE. */
 int args_path(const char *flag, const char *text);
 
 /* The status a command returns for a result of args_parse or args_config that is not 0:

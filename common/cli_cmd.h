@@ -80,7 +80,9 @@ int cmd_report_dir(const char *dir);
 /* Evaluates m at the nl lengths lens, samples sequences each (evaluation seed seed); for
  * a file task, every example of its test set at those source lengths instead (samples
  * and seed unused). Prints the table when print is set and, when dir is not NULL,
- * writes eval.tsv and eval_positions.tsv into dir. Returns the exit status (the error printed). */
+ * writes eval.tsv and eval_positions.tsv into dir. Returns the exit status (the error
+ * printed); when cmd_stop_signal is set during it, cmd_stopped_status() with nothing
+ * printed or written, the caller saying what it had written before. */
 int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
                  unsigned long seed, const char *dir, int print);
 
@@ -103,7 +105,8 @@ int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
                      const char *dir);
 
 /* Set to the signal number by SIGINT or SIGTERM once cmd_catch_stop_signals has run:
- * training finishes its step and saves, compare starts no new run. */
+ * training finishes its step and saves, the final evaluation of train stops before its
+ * next chunk of sequences (writing no eval.tsv), compare starts no new run. */
 extern volatile sig_atomic_t cmd_stop_signal;
 
 /* Installs the handlers of SIGINT and SIGTERM (without SA_RESTART, so a wait() in

@@ -11,6 +11,7 @@
  * model_last_error() says why; here that becomes a runtime error quoting it.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,12 +94,16 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
     if (!r)
         return args_run_error("out of memory");
     const task *t = task_open(&m->cfg, err, sizeof err);
-    if (!t || (t->data ? eval_data_run(m, t, DATASET_TEST, lens, nl, r, err, sizeof err)
-                       : eval_run(m, t, lens, nl, samples, seed, r, err, sizeof err)) != 0) {
+    const volatile sig_atomic_t *stop = &cmd_stop_signal;
+    const int got = !t ? -1
+                  : t->data ? eval_data_run(m, t, DATASET_TEST, lens, nl, stop, r, err,
+                                            sizeof err)
+                            : eval_run(m, t, lens, nl, samples, seed, stop, r, err, sizeof err);
+    if (got != 0) {
         task_close(t);
         eval_free(r, nl);
         free(r);
-        return args_run_error("%s", err);
+        return got == EVAL_STOPPED ? cmd_stopped_status() : args_run_error("%s", err);
     }
     task_close(t);
     if (print)
@@ -208,7 +213,7 @@ static int eval_input(model *m, const char *file)
             rc = args_run_error("out of memory");
             break;
         }
-        if (m->ops->decode(m, b.src, 1, Ts, b.Tt, pred) != 0) {
+        if (model_decode(m, b.src, 1, Ts, b.Tt, pred) != 0) {
             rc = args_run_error("%s decode failed on --input line %zu: %s", m->ops->name,
                                 lineno, model_last_error());
             break;
@@ -221,7 +226,12 @@ static int eval_input(model *m, const char *file)
             printf("\n");
             continue;
         }
-        double loss = m->ops->forward(m, &b, NULL);
+        double loss = model_forward(m, &b, NULL);
+        if (isnan(loss) && model_last_error()[0]) {
+            rc = args_run_error("%s forward failed on --input line %zu: %s", m->ops->name,
+                                lineno, model_last_error());
+            break;
+        }
         size_t ok = 0;
         for (size_t i = 0; i < b.Tt; i++)
             ok += pred[i] == b.tgt[i];
@@ -598,7 +608,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
         goto done;
     }
     /* decode first so the target axis can be labelled with what the model emitted */
-    if (m->ops->decode(m, src, 1, Ts, Tt, out) != 0) {
+    if (model_decode(m, src, 1, Ts, Tt, out) != 0) {
         rc = args_run_error("%s decode failed: %s", m->ops->name, model_last_error());
         goto done;
     }
@@ -619,7 +629,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     }
     /* a refusal of the sink is a file that could not be written; any other failure is
      * the model's report (error contract) */
-    if (m->ops->trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
+    if (model_trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
         rc = c.failed ? args_run_error("could not write the trace into %s", dir)
                       : args_run_error("%s trace failed: %s", m->ops->name,
                                        model_last_error());

@@ -14,7 +14,8 @@
  * The files of a run, in the order written: args.txt, config.tsv, (checkpoint.ckpt and
  * train_log.tsv during training), train_log.tsv, model.ckpt, build.tsv, trace/, cost.tsv,
  * and eval.tsv with eval_positions.tsv last: eval.tsv marks a finished run (compare
- * skips it, --resume refuses it). Before the first of them, the run takes the lock of
+ * skips it, --resume refuses it). A stop signal during the final evaluation ends it
+ * without eval.tsv; the message gives the attnlab eval command that writes it. Before the first of them, the run takes the lock of
  * its directory and checks what the directory already holds (cmd_train_dir.h); the lock
  * is held until the process ends.
  *
@@ -80,6 +81,10 @@ void cmd_train_help(void)
         "                       (its settings come from DIR; only --quiet, --threads)\n"
         "\n"
         "A flag given twice keeps its last value, and only when every value given is valid.\n"
+        "Numbers are decimal: digits for counts and sizes (128), and for real settings\n"
+        "also a minus sign, a point and an exponent (0.001, -2.5, 1e-3); no spaces, no\n"
+        "hexadecimal, no inf or nan. A path given to a flag never starts with '-'\n"
+        "(write ./-name).\n"
         "\n"
         "Your own data: --task file:PATH reads one example a line, SOURCE<TAB>TARGET, each\n"
         "a list of words separated by spaces ('#' lines and blank lines skipped). The\n"
@@ -439,8 +444,30 @@ static int save_resumable(void *p, size_t step, const optim *o)
     return cmd_write_file(c->dir, "train_log.tsv", write_log, c->log);
 }
 
+/* Says what a run stopped by a signal during its final evaluation holds, and how to
+ * finish it: the evaluation alone, by attnlab eval with this run's lengths, samples and
+ * seed (the checkpoint's), writes the very eval.tsv and eval_positions.tsv the run would
+ * have written. Returns the exit status of the stop. */
+static int stopped_in_evaluation(const train_job *j)
+{
+    fprintf(stderr, "%s: stopped by signal %d during the final evaluation: %s holds the "
+            "trained model (train_log.tsv, model.ckpt, last.ckpt, build.tsv%s%s) but no "
+            "eval.tsv or eval_positions.tsv, so the run is not finished; to write them: "
+            "attnlab eval --checkpoint %s/model.ckpt --out %s --lengths ", args_command(),
+            (int)cmd_stop_signal, j->dir, j->trace_len ? ", trace/" : "",
+            j->ncost ? ", cost.tsv" : "", j->dir, j->dir);
+    for (size_t k = 0; k < j->nl; k++)
+        fprintf(stderr, "%s%zu", k ? "," : "", j->lens[k]);
+    if (!task_is_file(j->c.task)) /* a file task evaluates every test example */
+        fprintf(stderr, " --samples %zu", j->samples);
+    fputc('\n', stderr);
+    return cmd_stopped_status();
+}
+
 /* Writes what a finished training leaves, in order: the log, model.ckpt, build.tsv, the
- * trace, the cost, then the evaluation (eval.tsv last). Returns the exit status. */
+ * trace, the cost, then the evaluation (eval.tsv last). Returns the exit status. A stop
+ * signal ends the evaluation (stopped_in_evaluation); the files before it are always
+ * written whole. */
 static int finish_run(const train_job *j, model *m, rng_streams *r, const run_log *log,
                       const train_summary *ts, const train_best *best)
 {
@@ -476,6 +503,8 @@ static int finish_run(const train_job *j, model *m, rng_streams *r, const run_lo
                 ts->seconds, j->nl, j->samples);
     /* eval.tsv is written last: its presence marks a finished run (compare resumes on it) */
     rc = cmd_evaluate(m, j->lens, j->nl, j->samples, j->c.seed, j->dir, !j->quiet);
+    if (cmd_stop_signal && rc == cmd_stopped_status())
+        return stopped_in_evaluation(j);
     if (rc == 0 && !j->quiet)
         fprintf(stderr, "wrote %s/{config,build,train_log,eval,eval_positions}.tsv and "
                 "%s/model.ckpt\n", j->dir, j->dir);

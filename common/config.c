@@ -178,6 +178,37 @@ int config_parse_whole(const char *flag, const char *text, unsigned long long lo
     return 0;
 }
 
+/* Is text a real number of the one grammar (config.h): -?D+(.D+)?([eE][+-]?D+)? where
+ * D is a decimal digit? strtod alone would also take leading spaces, hexadecimal
+ * ("0x1p-3"), "inf" and "nan", which a whole-number setting refuses. */
+static int is_decimal(const char *text)
+{
+    const char *p = text;
+    size_t d;
+    if (*p == '-')
+        p++;
+    for (d = 0; *p >= '0' && *p <= '9'; p++)
+        d++;
+    if (d == 0)
+        return 0;
+    if (*p == '.') {
+        for (p++, d = 0; *p >= '0' && *p <= '9'; p++)
+            d++;
+        if (d == 0)
+            return 0;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        for (d = 0; *p >= '0' && *p <= '9'; p++)
+            d++;
+        if (d == 0)
+            return 0;
+    }
+    return *p == '\0';
+}
+
 /* Writes the accepted range or choices of f into buf, as a message shows it. */
 static void describe_range(const config_field *f, char *buf, size_t n)
 {
@@ -189,7 +220,7 @@ static void describe_range(const config_field *f, char *buf, size_t n)
         snprintf(buf, n, "0 or 1");
         break;
     case CFG_DOUBLE:
-        snprintf(buf, n, "a number in [%g, %g]", f->min, f->max);
+        snprintf(buf, n, "a decimal number in [%g, %g]", f->min, f->max);
         break;
     default:
         snprintf(buf, n, "an integer in [%.0f, %.0f]", f->min, f->max);
@@ -235,10 +266,10 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
         return 0;
     }
     if (f->type == CFG_DOUBLE) {
-        char *end = NULL;
         errno = 0;
-        double v = strtod(text, &end);
-        if (text[0] == '\0' || end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        const int decimal = is_decimal(text);
+        const double v = decimal ? strtod(text, NULL) : 0;
+        if (!decimal || errno == ERANGE || !isfinite(v)) {
             snprintf(err, n, "--%s: '%s' is not a number (accepted: %s)", flag, text, range);
             return -1;
         }

@@ -103,7 +103,12 @@ const config_field *config_find(const char *name);
 /* Writes the flag spelling of field f into buf: its name with '-' for '_' ("d-model"). */
 void config_flag_name(const config_field *f, char *buf, size_t n);
 
-/* Parses text as a whole number in [lo, hi]: decimal digits only (no sign, no space,
+/* The grammar of numbers, one for every setting, flag and file: a number is written in
+ * decimal, as digits, and a real setting also takes a leading minus sign, a decimal
+ * point with digits on both sides, and an exponent (0.001, -2.5, 1e-3, 2.5E+2). Nothing
+ * else: no spaces, no '+' in front, no hexadecimal, no inf or nan.
+ *
+ * Parses text as a whole number in [lo, hi]: decimal digits only (no sign, no space,
  * nothing after), refused as out of range before it could overflow. On failure writes
  * one line to err naming --flag and the text, with what is accepted (accepted when it is
  * not NULL, else "an integer in [lo, hi]"), and returns -1. The one parser of counts:

@@ -12,7 +12,8 @@
 #define EVAL_CHUNK 64
 
 int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samples,
-             unsigned long seed, eval_result *out, char *err, size_t n)
+             unsigned long seed, const volatile sig_atomic_t *stop, eval_result *out,
+             char *err, size_t n)
 {
     size_t Lmax = 0, Tmax = 0;
     for (size_t k = 0; k < nl; k++) {
@@ -59,9 +60,13 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
         size_t tok = 0, seq = 0;
         double loss = 0;
         for (size_t done = 0; done < samples; done += chunk) {
+            if (stop && *stop) {
+                rc = EVAL_STOPPED;
+                break;
+            }
             const size_t B = samples - done < chunk ? samples - done : chunk;
             task_fill(t, &b, B, L, m->cfg.symbols, r);
-            if (m->ops->decode(m, b.src, B, L, Tt, pred) != 0) {
+            if (model_decode(m, b.src, B, L, Tt, pred) != 0) {
                 snprintf(err, n, "%s decode failed at length %zu: %s", m->ops->name, L,
                          model_last_error());
                 rc = -1;
@@ -77,10 +82,10 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
                 tok += ok;
                 seq += ok == Tt;
             }
-            const double l = m->ops->forward(m, &b, NULL);
+            const double l = model_forward(m, &b, NULL);
             if (isnan(l)) {
                 snprintf(err, n, "%s forward failed at length %zu: %s", m->ops->name, L,
-                         model_last_error());
+                         model_failure());
                 rc = -1;
                 break;
             }
@@ -108,7 +113,7 @@ static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, b
 {
     task_fill_examples(t, b, idx, B);
     const size_t Ts = b->Ts, Tt = b->Tt;
-    if (m->ops->decode(m, b->src, B, Ts, Tt, pred) != 0) {
+    if (model_decode(m, b->src, B, Ts, Tt, pred) != 0) {
         snprintf(err, n, "%s decode failed at length %zu: %s", m->ops->name, Ts,
                  model_last_error());
         return -1;
@@ -124,10 +129,10 @@ static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, b
         *tok += ok;
         *seq += ok == Tt;
     }
-    const double l = m->ops->forward(m, b, NULL);
+    const double l = model_forward(m, b, NULL);
     if (isnan(l)) {
         snprintf(err, n, "%s forward failed at length %zu: %s", m->ops->name, Ts,
-                 model_last_error());
+                 model_failure());
         return -1;
     }
     *loss += l * (double)(B * Tt); /* the forward's mean is per token */
@@ -136,7 +141,7 @@ static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, b
 }
 
 int eval_data_run(model *m, const task *t, dataset_set s, const size_t *lens, size_t nl,
-                  eval_result *out, char *err, size_t n)
+                  const volatile sig_atomic_t *stop, eval_result *out, char *err, size_t n)
 {
     const dataset *d = t->data;
     const dataset_range bs = d->buckets[s];
@@ -191,6 +196,10 @@ int eval_data_run(model *m, const task *t, dataset_set s, const size_t *lens, si
             if (bk->Ts != lens[k])
                 continue;
             for (size_t done = 0; done < bk->ex.count && rc == 0; done += EVAL_CHUNK) {
+                if (stop && *stop) {
+                    rc = EVAL_STOPPED;
+                    break;
+                }
                 const size_t B = bk->ex.count - done < EVAL_CHUNK ? bk->ex.count - done
                                                                   : EVAL_CHUNK;
                 for (size_t j = 0; j < B; j++)

@@ -21,6 +21,7 @@
 #ifndef ATTNLAB_EVAL_H
 #define ATTNLAB_EVAL_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "model.h"
@@ -34,17 +35,23 @@ typedef struct eval_result {
     double *pos_acc;  /* (tlen) accuracy per output position */
 } eval_result;
 
+/* What eval_run and eval_data_run return besides 0 and -1: *stop was set. */
+#define EVAL_STOPPED 1
+
 /* Evaluates m at each of the nl lengths (each at most the model's max_len). out must hold
- * nl results; free them with eval_free. Returns 0, or -1 with one line in err. */
+ * nl results; free them with eval_free. Returns 0; -1 with one line in err; or
+ * EVAL_STOPPED when stop is not NULL and *stop became non-zero (a signal handler sets it):
+ * the evaluation then ends before its next chunk of sequences, out incomplete. */
 int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samples,
-             unsigned long seed, eval_result *out, char *err, size_t n);
+             unsigned long seed, const volatile sig_atomic_t *stop, eval_result *out,
+             char *err, size_t n);
 
 /* Evaluates m on every example of set s of the file task t whose source length is one
  * of lens (nl of them, each at most max_len and each holding examples of that set), as
- * described above. out must hold nl results; free them with eval_free. Returns 0, or -1
- * with one line in err. */
+ * described above. out must hold nl results; free them with eval_free. Returns as
+ * eval_run does (stop likewise). */
 int eval_data_run(model *m, const task *t, dataset_set s, const size_t *lens, size_t nl,
-                  eval_result *out, char *err, size_t n);
+                  const volatile sig_atomic_t *stop, eval_result *out, char *err, size_t n);
 
 void eval_free(eval_result *r, size_t nl);
 

@@ -88,7 +88,7 @@ typedef struct model_loss_ctx {
 static double model_loss(void *ctx)
 {
     model_loss_ctx *c = ctx;
-    return c->m->ops->forward(c->m, c->b, NULL);
+    return model_forward(c->m, c->b, NULL);
 }
 
 double gradcheck_model(model *m, const batch *b, size_t stride, gradcheck_report report,
@@ -96,7 +96,7 @@ double gradcheck_model(model *m, const batch *b, size_t stride, gradcheck_report
 {
     arena *a = &m->params;
     arena_zero_grad(a);
-    if (isnan(m->ops->forward(m, b, NULL)) || m->ops->backward(m, b) != 0)
+    if (isnan(model_forward(m, b, NULL)) || model_backward(m, b) != 0)
         return INFINITY; /* the model reported why (model_last_error) */
     model_loss_ctx lc = {m, b};
     double max_err = 0.0;

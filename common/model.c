@@ -1,8 +1,20 @@
 /* model.c — looking models up in the registry, the error path every model reports
- * through, and the checks and helpers every model shares (see model.h). */
+ * through, the four calls of a model as the harness makes them, and the checks and
+ * helpers every model shares (see model.h).
+ *
+ * Design. One message per process, written by the GSL error handler whoever calls it:
+ * a model refusing its input (GSL_ERROR in the model's own code) or a GSL routine inside
+ * a pass (gsl_blas_dgemm of mismatched shapes). model_forward and its siblings bracket
+ * each call: they clear the message before it, so a message never outlives the
+ * operation that wrote it, and look at it after, so an error a pass did not notice
+ * still fails the call. The passes stay free of status checks after every product;
+ * the price is that a failing product leaves the rest of its pass computing on what
+ * it did not write, which is harmless because the call's results are all discarded.
+ */
 #include "model.h"
 
 #include <gsl/gsl_errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,8 +47,9 @@ const char *model_names(void)
 }
 
 /* The last message; one per process (the program runs one model at a time, and the
- * parallel runs of compare are separate processes). */
-static char last_error[256];
+ * parallel runs of compare are separate processes). "" while nothing was reported since
+ * the current operation began. */
+static char last_error[512];
 
 void model_error_handler(const char *reason, const char *file, int line, int gsl_errno)
 {
@@ -113,4 +126,62 @@ int model_open_backward(const char *who, int has_forward, model_sizes last, size
 void model_uniform(gsl_matrix *x, double k, const gsl_rng *r)
 {
     op_uniform(x->data, x->size1 * x->size2, k, r);
+
+void model_clear_error(void)
+{
+    last_error[0] = '\0';
+}
+
+const char *model_failure(void)
+{
+    return last_error[0] ? last_error
+                         : "the loss is not a number, though nothing was refused (a weight "
+                           "or an activation is not finite)";
+}
+
+/* After a call that returned normally: when something reported an error while it ran
+ * (a GSL routine inside the pass), the call fails, and the message says where. */
+static int failed_inside(const model *m, const char *op)
+{
+    if (!last_error[0])
+        return 0;
+    char reason[sizeof last_error];
+    memcpy(reason, last_error, sizeof reason);
+    snprintf(last_error, sizeof last_error, "%.32s %s: a GSL routine failed inside the pass: "
+             "%.400s", m->ops->name, op, reason);
+    return 1;
+}
+
+double model_forward(model *m, const batch *b, int *pred)
+{
+    model_clear_error();
+    const double loss = m->ops->forward(m, b, pred);
+    if (isnan(loss)) /* refused (the model said why) or the arithmetic's own NaN */
+        return loss;
+    return failed_inside(m, "forward") ? NAN : loss;
+}
+
+int model_backward(model *m, const batch *b)
+{
+    model_clear_error();
+    if (m->ops->backward(m, b) != 0)
+        return -1;
+    return failed_inside(m, "backward") ? -1 : 0;
+}
+
+int model_decode(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out)
+{
+    model_clear_error();
+    if (m->ops->decode(m, src, B, Ts, Tt, out) != 0)
+        return -1;
+    return failed_inside(m, "decode") ? -1 : 0;
+}
+
+int model_trace(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
+                void *ctx)
+{
+    model_clear_error();
+    if (!m->ops->trace || m->ops->trace(m, src, Ts, Tt, out, sink, ctx) != 0)
+        return -1;
+    return failed_inside(m, "trace") ? -1 : 0;
 }

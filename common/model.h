@@ -26,6 +26,20 @@
  *     tests install model_error_handler instead (model_catch_errors), which keeps the
  *     message for model_last_error(); the caller turns the error value into a runtime
  *     error (exit status 1) that quotes it.
+ *   - A GSL routine inside a pass reports through the same handler: gsl_blas_dgemm given
+ *     matrices whose shapes do not agree calls it and returns GSL_EBADLEN without
+ *     computing anything. The passes do not test the status of each product (a pass
+ *     would then be more error plumbing than algebra); instead the harness calls a model
+ *     only through model_forward, model_backward, model_decode and model_trace, and each
+ *     of them is one operation: it clears the last error, makes the call, and when
+ *     anything reported an error during it, the call fails with its error value even if
+ *     the pass itself returned normally, and model_last_error() names the routine's
+ *     reason. Such an error is a bug of the pass, never an input, so it is checked once
+ *     per call instead of once per product: the partial results of that call are thrown
+ *     away (a training step that hit it stops before the update).
+ *   - A NaN from model_forward with model_last_error() empty is the arithmetic's own (a
+ *     weight or an activation is not finite): nothing was refused. model_failure()
+ *     words both cases for a message.
  *   - assert() is kept for invariants no input can reach (a size table that disagrees
  *     with itself), and only in debug builds matters.
  */
@@ -135,7 +149,8 @@ void model_error_handler(const char *reason, const char *file, int line, int gsl
 /* Installs model_error_handler as GSL's error handler. */
 void model_catch_errors(void);
 
-/* The message of the last error a model reported, or "" when none was. */
+/* The message of the last error reported through GSL since the current operation began
+ * (model_forward and its siblings, or model_clear_error), or "" when none was. */
 const char *model_last_error(void);
 
 /* ---- what the models share (the models call these; the harness does not) -------------- */
@@ -183,5 +198,22 @@ int model_open_backward(const char *who, int has_forward, model_sizes last, size
  * initialisation of PyTorch's recurrent and linear layers. x must be contiguous (an arena
  * view is). */
 void model_uniform(gsl_matrix *x, double k, const gsl_rng *r);
+
+/* Forgets the last error: a new operation begins. */
+void model_clear_error(void);
+
+/* Why the last operation failed, for a message: model_last_error(), or, when it is empty
+ * (a forward whose loss came out NaN with nothing refused), a sentence saying so. */
+const char *model_failure(void);
+
+/* The four calls of a model, each one operation (error contract above): the last error
+ * is cleared, m->ops->NAME is called with the same arguments, and the result is its
+ * error value (NaN, -1) when the model refused or when a GSL routine reported an error
+ * while it ran. model_trace returns -1 when the model has no trace. */
+double model_forward(model *m, const batch *b, int *pred);
+int model_backward(model *m, const batch *b);
+int model_decode(model *m, const int *src, size_t B, size_t Ts, size_t Tt, int *out);
+int model_trace(model *m, const int *src, size_t Ts, size_t Tt, int *out, trace_sink sink,
+                void *ctx);
 
 #endif

@@ -139,12 +139,12 @@ static int validate(model *m, const task *t, const config *c, double v[4], char 
                      t->name, c->train_min, c->train_max);
             return -1;
         }
-        if (eval_data_run(m, t, DATASET_VAL, lens, nl, res, err, n) != 0)
+        if (eval_data_run(m, t, DATASET_VAL, lens, nl, NULL, res, err, n) != 0)
             return -1;
     } else {
         nl = train_val_lengths(c, lens);
         const size_t per = c->val_samples / nl ? c->val_samples / nl : 1;
-        if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, res, err, n) != 0)
+        if (eval_run(m, t, lens, nl, per, c->seed ^ TRAIN_VAL_SEED, NULL, res, err, n) != 0)
             return -1;
     }
     v[0] = v[1] = v[2] = 0;
@@ -228,14 +228,14 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
         }
         task_train_batch(t, &b, B, c, r->s[RNG_TRAIN]);
         arena_zero_grad(p);
-        double loss = ops->forward(m, &b, pred);
+        double loss = model_forward(m, &b, pred);
         if (isnan(loss) && model_last_error()[0]) {
             snprintf(err, n, "%s forward failed at step %zu: %s", ops->name, step,
                      model_last_error());
             rc = TRAIN_FAILED;
             break;
         }
-        if (ops->backward(m, &b) != 0) {
+        if (model_backward(m, &b) != 0) {
             snprintf(err, n, "%s backward failed at step %zu: %s", ops->name, step,
                      model_last_error());
             rc = TRAIN_FAILED;

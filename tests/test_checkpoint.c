@@ -433,13 +433,13 @@ START_TEST(test_round_trip)
     scratch s;
     scratch_open(&s);
     model *m = fake_model(1);
-    /* Values whose bits a careless encoding would lose. */
-    uint64_t nan_bits = 0x7FF8000000ABCDEFull;
+    /* Values whose bits a careless encoding would lose (NaN and the infinities are not
+     * stored at all: test_nonfinite_not_saved) */
     double *x = m->params.data;
     x[0] = -0.0;
-    x[1] = INFINITY;
-    x[2] = -INFINITY;
-    memcpy(&x[3], &nan_bits, 8);
+    x[1] = -DBL_MIN;
+    x[2] = nextafter(1.0, 2.0);
+    x[3] = -DBL_MAX;
     x[4] = DBL_TRUE_MIN;
     x[5] = DBL_MAX;
     x[6] = 1.0 / 3.0;
@@ -854,6 +854,31 @@ static void edit_rng_huge(unsigned char **b, size_t *len)
     reseal(*b, *len);
 }
 
+/* A value that is not finite where a checkpoint holds numbers: a NaN (with a payload) at
+ * index 17 of enc.Wx (4 x 5), +inf at index 3 of dec.Wx (after enc.Wx and enc.b: 20 + 4
+ * values), a NaN at index 5 of Adam's second moment (after the step, the count and the
+ * 44 values of m). */
+static void edit_nan_weight(unsigned char **b, size_t *len)
+{
+    layout L = walk(*b, *len);
+    wr64(*b + L.data_at + 8 * 17, 0x7FF8000000ABCDEFull);
+    reseal(*b, *len);
+}
+
+static void edit_inf_weight(unsigned char **b, size_t *len)
+{
+    layout L = walk(*b, *len);
+    wr64(*b + L.data_at + 8 * (20 + 4 + 3), 0x7FF0000000000000ull);
+    reseal(*b, *len);
+}
+
+static void edit_nan_moment(unsigned char **b, size_t *len)
+{
+    layout L = walk(*b, *len);
+    wr64(*b + L.train_at + 16 + 8 * (44 + 5), 0xFFF8000000000000ull);
+    reseal(*b, *len);
+}
+
 /* Cuts the file inside the configuration and reseals it there: header, length and CRC
  * agree, but the configuration claims more bytes than the recorded length leaves. */
 static void edit_length_short(unsigned char **b, size_t *len)
@@ -903,6 +928,9 @@ static const craft crafts[] = {
     {"4 streams", 1, edit_streams, "has 4 generator streams (this build uses 3)"},
     {"2^60-byte rng", 1, edit_rng_huge,
      "state of generator stream 0 has length 1152921504606846976"},
+    {"NaN weight", 0, edit_nan_weight, "tensor 'enc.Wx' holds NaN at index 17"},
+    {"infinite weight", 0, edit_inf_weight, "tensor 'dec.Wx' holds +inf at index 3"},
+    {"NaN moment", 1, edit_nan_moment, "Adam's second moment v holds NaN at index 5"},
 };
 
 START_TEST(test_crafted)
@@ -1072,6 +1100,43 @@ START_TEST(test_failed_save_keeps_old)
 }
 END_TEST
 
+/* A save refuses what the loader would refuse: a weight or a moment that is not finite,
+ * named with its index; the file at the path is left as it was. */
+START_TEST(test_nonfinite_not_saved)
+{
+    scratch s;
+    scratch_open(&s);
+    model *old = fake_model(14), *next = fake_model(15);
+    save_ok(s.path, old, NULL);
+    size_t len;
+    unsigned char *before = read_all(s.path, &len);
+    char err[512] = "";
+    next->params.data[20 + 2] = NAN; /* index 2 of enc.b */
+    ck_assert_int_eq(ckpt_save(s.path, next, NULL, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "tensor 'enc.b' holds NaN at index 2: not saved"), "%s", err);
+    next->params.data[20 + 2] = 0.5;
+    ckpt_train_state ts;
+    gsl_rng *streams[3];
+    fake_train_state(&ts, next, streams);
+    ts.m[7] = -INFINITY;
+    ck_assert_int_eq(ckpt_save(s.path, next, &ts, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "Adam's first moment m holds -inf at index 7: not saved"), "%s",
+                  err);
+    size_t len2;
+    unsigned char *after = read_all(s.path, &len2);
+    ck_assert(len2 == len && memcmp(before, after, len) == 0);
+    ck_assert_uint_eq(count_entries(s.dir), 1);
+    for (int k = 0; k < 3; k++)
+        gsl_rng_free(streams[k]);
+    ckpt_train_state_free(&ts);
+    free(before);
+    free(after);
+    fake_free(old);
+    fake_free(next);
+    scratch_close(&s);
+}
+END_TEST
+
 /* Messages fit any buffer: a short one is cut, not overrun; none at all is allowed. */
 START_TEST(test_small_error_buffer)
 {
@@ -1108,6 +1173,7 @@ Suite *make_checkpoint_suite(void)
     tcase_add_test(tc, test_not_a_file);
     tcase_add_test(tc, test_unwritable);
     tcase_add_test(tc, test_failed_save_keeps_old);
+    tcase_add_test(tc, test_nonfinite_not_saved);
     tcase_add_test(tc, test_small_error_buffer);
     suite_add_tcase(s, tc);
 

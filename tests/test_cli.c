@@ -79,6 +79,17 @@ static const bad_case bad_cases[] = {
     {{"report", "--out", "", "/tmp", NULL}, 2, "--out"},
     {{"eval", "--checkpoint", "", NULL}, 2, "--checkpoint"},
     {{"train", "--resume", "x", "--force", NULL}, 2, "--resume"},
+    /* a path-valued flag followed by another flag: the flag is not taken for its path */
+    {{"train", "--out", "--force", "--steps", "0", NULL}, 2, "--out: '--force' is a flag"},
+    {{"train", "--resume", "--quiet", NULL}, 2, "--resume: '--quiet' is a flag"},
+    {{"eval", "--checkpoint", "--lengths", "4", NULL}, 2, "--checkpoint: '--lengths' is a flag"},
+    {{"eval", "--checkpoint", "x.ckpt", "--input", "--out", "d", NULL}, 2, "--input: '--out'"},
+    /* real settings read numbers as the integers do: decimal only */
+    {{"train", "--lr", "0x1p-3", "--steps", "0", NULL}, 2, "--lr: '0x1p-3' is not a number"},
+    {{"train", "--lr", " 0.001", "--steps", "0", NULL}, 2, "--lr: ' 0.001' is not a number"},
+    {{"train", "--clip", "+1", "--steps", "0", NULL}, 2, "--clip: '+1' is not a number"},
+    {{"train", "--lr", "inf", NULL}, 2, "--lr: 'inf' is not a number"},
+    {{"train", "--steps", "0x10", NULL}, 2, "--steps: '0x10' is not a whole number"},
     {{"eval", "--checkpoint", "/nonexistent/model.ckpt", NULL}, 1, "/nonexistent/model.ckpt"},
     {{"eval", "--checkpoint", "/tmp", NULL}, 1, "/tmp"},
 };

@@ -102,6 +102,97 @@ START_TEST(interrupt_then_resume_gives_the_same_weights)
 }
 END_TEST
 
+/* The settings of the runs stopped in their final evaluation: the three cost lengths
+ * come between build.tsv and the evaluation and take at least 0.9 s (each timing loop
+ * runs until its clock says so), the window in which the test's signal lands. */
+#define EVALSTOP_ARGS "train", "--model", "lstm", "--hidden", "8", "--embed", "4", \
+    "--steps", "20", "--train-len", "3:5", "--eval-lengths", "3,6", "--samples", "64", \
+    "--cost-lengths", "3,4,5", "--quiet"
+
+/* SIGINT (_i 0) or SIGTERM (_i 1) once training is over: the evaluation stops, every file
+ * written before it is whole, the one line names them and the command that finishes the
+ * run, status 130 or 143; that command then writes the eval.tsv and eval_positions.tsv
+ * of an uninterrupted run, byte for byte. */
+START_TEST(a_signal_stops_the_final_evaluation)
+{
+    const int sig = _i ? SIGTERM : SIGINT;
+    char a[64], b[64], pa[128], pb[128], errp[128], text[8192];
+    snprintf(a, sizeof a, "/tmp/attnlab-evalstop-a-%ld", (long)getpid());
+    snprintf(b, sizeof b, "/tmp/attnlab-evalstop-b-%ld", (long)getpid());
+    snprintf(errp, sizeof errp, "/tmp/attnlab-evalstop-%ld.err", (long)getpid());
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){EVALSTOP_ARGS, "--out", a, NULL});
+    ck_assert_msg(r.status == 0, "uninterrupted run: %s", r.err);
+
+    const char *argv[] = {cli_program(), EVALSTOP_ARGS, "--out", b, NULL};
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(errp, "w", stderr))
+            _exit(127);
+        char *rw[40]; /* execv takes char *const[]: copies, not a cast */
+        size_t n = 0;
+        for (; argv[n]; n++)
+            rw[n] = strdup(argv[n]);
+        rw[n] = NULL;
+        execv(rw[0], rw);
+        _exit(127);
+    }
+    snprintf(pb, sizeof pb, "%s/build.tsv", b); /* training is over once it exists */
+    for (int k = 0; k < 6000 && access(pb, F_OK) != 0; k++)
+        usleep(5000);
+    kill(pid, sig);
+    int st;
+    waitpid(pid, &st, 0);
+    cli_slurp(errp, text, sizeof text);
+    unlink(errp);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig,
+                  "status %d after signal %d: %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, sig,
+                  text);
+    ck_assert_uint_eq(cli_count_lines(text), 1);
+    ck_assert_msg(strstr(text, "during the final evaluation") &&
+                      strstr(text, "model.ckpt") && strstr(text, "cost.tsv") &&
+                      strstr(text, "but no eval.tsv or eval_positions.tsv"),
+                  "message: %s", text);
+    static const char *const kept[] = {"args.txt", "config.tsv", "train_log.tsv", "model.ckpt",
+                                       "last.ckpt", "build.tsv", "cost.tsv"};
+    for (size_t k = 0; k < sizeof kept / sizeof kept[0]; k++) {
+        snprintf(pa, sizeof pa, "%s/%s", a, kept[k]);
+        snprintf(pb, sizeof pb, "%s/%s", b, kept[k]);
+        ck_assert_msg(access(pb, F_OK) == 0, "%s was not written", kept[k]);
+        /* the other files hold times or the directory's name */
+        if (strstr(kept[k], ".ckpt") || strcmp(kept[k], "config.tsv") == 0)
+            ck_assert_msg(cli_same_file(pa, pb), "%s differs from the uninterrupted run",
+                          kept[k]);
+    }
+    snprintf(pb, sizeof pb, "%s/eval.tsv", b);
+    ck_assert_msg(access(pb, F_OK) != 0, "eval.tsv was written");
+    ck_assert(!cli_has_temporary(b));
+
+    /* the command given finishes the run as an uninterrupted one */
+    const char *with = strstr(text, "to write them: attnlab ");
+    ck_assert_ptr_nonnull(with);
+    char line[1024];
+    snprintf(line, sizeof line, "%s", with + strlen("to write them: attnlab "));
+    line[strcspn(line, "\n")] = '\0';
+    const char *words[64];
+    size_t n = 0;
+    for (char *w = strtok(line, " "); w && n < 63; w = strtok(NULL, " "))
+        words[n++] = w;
+    words[n] = NULL;
+    cli_run(&r, NULL, words);
+    ck_assert_msg(r.status == 0, "the command given fails: %s", r.err);
+    static const char *const evals[] = {"eval.tsv", "eval_positions.tsv"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(pa, sizeof pa, "%s/%s", a, evals[k]);
+        snprintf(pb, sizeof pb, "%s/%s", b, evals[k]);
+        ck_assert_msg(cli_same_file(pa, pb), "%s differs from the uninterrupted run", evals[k]);
+    }
+    cli_remove(a);
+    cli_remove(b);
+}
+END_TEST
+
 START_TEST(same_command_same_bytes)
 {
     char d[3][64], p[2][128];
@@ -371,6 +462,7 @@ Suite *make_cli_runs_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, divergence_is_reported_and_keeps_files);
     tcase_add_test(tc, interrupt_then_resume_gives_the_same_weights);
+    tcase_add_loop_test(tc, a_signal_stops_the_final_evaluation, 0, 2);
     tcase_add_test(tc, same_command_same_bytes);
     suite_add_tcase(s, tc);
     tc = tcase_create("ownership");

@@ -433,6 +433,22 @@ static const set_case set_cases[] = {
     {"seed", "4294967295", 1, NULL},
     {"seed", "4294967296", 0, "seed"},
     {"post_ln", "2", 0, "0 or 1"},
+    /* one grammar of numbers (config.h): decimal, a sign, point and exponent for reals */
+    {"lr", "2.5E-2", 1, NULL},
+    {"forget_bias", "-2.5e+1", 1, NULL},
+    {"lr", "0x1p-3", 0, "not a number"},
+    {"lr", " 0.001", 0, "not a number"},
+    {"lr", "0.001 ", 0, "not a number"},
+    {"lr", "+0.001", 0, "not a number"},
+    {"lr", ".001", 0, "not a number"},
+    {"lr", "1.", 0, "not a number"},
+    {"lr", "1e", 0, "not a number"},
+    {"lr", "INF", 0, "not a number"},
+    {"lr", "NaN", 0, "not a number"},
+    {"lr", "infinity", 0, "not a number"},
+    {"steps", "0x10", 0, "not a whole number"},
+    {"steps", "+5", 0, "not a whole number"},
+    {"steps", "1e3", 0, "not a whole number"},
 };
 
 START_TEST(config_set_table)

@@ -48,7 +48,7 @@ static double train_then_eval(const char *name, void (*setup)(config *), size_t 
         *want_summary = ts;
     optim_free(&o);
     eval_result e;
-    ck_assert_msg(eval_run(m, t, &L, 1, 256, c.seed, &e, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(eval_run(m, t, &L, 1, 256, c.seed, NULL, &e, err, sizeof err) == 0, "%s", err);
     double acc = e.token_acc;
     eval_free(&e, 1);
     if (params)
