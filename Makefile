@@ -204,7 +204,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_BUILD   := build/fuzz
-FUZZ_NAMES   := checkpoint args tokens rundir
+FUZZ_NAMES   := checkpoint args tokens rundir outdir
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/registry.o
 FUZZ_CFLAGS   = $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(GSL_CFLAGS) \
                 $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"' -MMD -MP
