@@ -271,9 +271,10 @@ int cmd_report(int argc, char **argv)
             return args_usage_error("--out DIR is required when merging run directories");
         out = paths[0];
     }
-    /* the report's files would replace a run's own (its cost.tsv, its trace/) */
+    /* the report's files would replace a run's own (its cost.tsv, its trace/); a path
+     * that holds no run (skipped later, with a line) is not an input to protect */
     for (size_t i = 0; i < nr; i++)
-        if (safedir_within(out, run_list[i]))
+        if (safedir_within(out, run_list[i]) && cmd_holds_run(run_list[i]))
             return args_usage_error("--out: %s would put the report into %s, one of the "
                                     "runs merged (accepted: a directory outside every run "
                                     "given)", out, run_list[i]);
