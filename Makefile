@@ -197,14 +197,16 @@ deps:
 # ---- fuzzing (clang's libFuzzer) --------------------------------------------------------
 # Each harness in tests/fuzz/ feeds arbitrary bytes to one reader of untrusted input: the
 # checkpoint loader (CRCs repaired), the command line of every command and args.txt, the
-# token-list and TSV parsers, report's run loader (rundir_load). `make fuzz` runs
-# each for FUZZ_SECONDS on its corpus (tests/fuzz/corpus/NAME, plus what it finds, kept in
-# build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and fails the target.
+# token-list and TSV parsers, report's run loader (rundir_load); one more watches what
+# the writing commands do to an output directory full of symbolic links (fuzz_outdir).
+# `make fuzz` runs each for FUZZ_SECONDS on its corpus (tests/fuzz/corpus/NAME, plus what
+# it finds, kept in build/fuzz/corpus/NAME); a crash leaves build/fuzz/crash-NAME-* and
+# fails the target.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_BUILD   := build/fuzz
-FUZZ_NAMES   := checkpoint args tokens rundir
+FUZZ_NAMES   := checkpoint args tokens rundir outdir
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/registry.o
 FUZZ_CFLAGS   = $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(GSL_CFLAGS) \
                 $(BLAS_CFLAGS) -DATTNLAB_VERSION='"$(VERSION)"' -MMD -MP

@@ -115,9 +115,16 @@ int cmd_bench(int argc, char **argv)
     const args_line *const a = &q.a;
     const size_t nm = q.nm, nl = q.nl, reps = q.reps;
     const size_t *const lens = q.lens;
+    /* --out is claimed (made and locked) before the first measurement, not after it */
+    const char *dir = args_get(a, ARGS_OUT);
+    runlock lock = {-1};
+    if (dir && (rc = cmd_claim_out(&lock, dir, 0, "")) != 0)
+        return rc;
     bench_result *res = calloc(nm * nl, sizeof *res);
-    if (!res)
+    if (!res) {
+        runlock_release(&lock);
         return args_run_error("out of memory");
+    }
     size_t done = 0;
     char err[ARGS_ERR_MAX];
     for (size_t i = 0; i < nm && rc == 0; i++) {
@@ -137,12 +144,10 @@ int cmd_bench(int argc, char **argv)
                buildinfo_version(), c->threads, c->batch, reps);
         bench_print(stdout, res, done, dgemm);
         bench_out bo = {res, done, dgemm};
-        const char *dir = args_get(a, ARGS_OUT);
-        if (dir && afile_mkdirs(dir, err, sizeof err) != 0)
-            rc = args_run_error("--out: %s", err);
-        else if (dir && cmd_write_file(dir, "bench.tsv", write_bench, &bo) != 0)
+        if (dir && cmd_write_file(dir, "bench.tsv", write_bench, &bo) != 0)
             rc = ARGS_EXIT_RUNTIME;
     }
+    runlock_release(&lock);
     free(res);
     return rc;
 }

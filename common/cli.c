@@ -26,6 +26,7 @@
 #include "cli_cmd.h"
 #include "model.h"
 #include "report.h"
+#include "safedir.h"
 #include "summary.h"
 #include "task.h"
 
@@ -67,6 +68,34 @@ int cmd_exists_in(const char *dir, const char *name)
 {
     char path[AFILE_PATH_MAX];
     return afile_join(path, sizeof path, dir, name) == 0 && access(path, F_OK) == 0;
+}
+
+int cmd_holds_run(const char *dir)
+{
+    static const char *const marks[] = {"config.tsv", "args.txt", "model.ckpt",
+                                        "checkpoint.ckpt"};
+    for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++)
+        if (cmd_exists_in(dir, marks[k]))
+            return 1;
+    return 0;
+}
+
+int cmd_claim_out(runlock *l, const char *dir, int refuse_run, const char *what)
+{
+    char err[ARGS_ERR_MAX];
+    l->fd = -1;
+    if (afile_mkdirs(dir, err, sizeof err) != 0)
+        return args_run_error("--out: %s", err);
+    const int rc = runlock_take(l, dir, err, sizeof err);
+    if (rc != 0)
+        return args_run_error(rc == RUNLOCK_IN_USE ? "%s; wait for it to end, or choose "
+                              "another --out" : "--out: %s", err);
+    if (refuse_run && cmd_holds_run(dir)) {
+        runlock_release(l);
+        return args_run_error("--out: %s holds a run of attnlab train: %s; choose another "
+                              "--out", dir, what);
+    }
+    return 0;
 }
 
 void cmd_shell_word(FILE *f, const char *s)
@@ -132,7 +161,8 @@ size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t m
 /* The run directories of one report (16 MiB: static, and one report per process). */
 static char run_list[MAX_RUNS][AFILE_PATH_MAX];
 
-/* Merges the nr runs of run_list into out. Returns the exit status. */
+/* Merges the nr runs of run_list into out, whose lock the caller holds. Returns the exit
+ * status. */
 static int merge_runs(size_t nr, const char *out)
 {
     static const char *ptr[MAX_RUNS];
@@ -168,7 +198,8 @@ void cmd_report_help(void)
         "how each model's runs ended (convergence: steps and seconds to the best\n"
         "validation).\n"
         "\n"
-        "  --out DIR      where everything goes\n"
+        "  --out DIR      where everything goes: not one of the runs merged, nor inside\n"
+        "                 one; one report at a time writes a DIR (its lock)\n"
         "  --lang en|zh   the language of the page: en (default) writes report.html, zh\n"
         "                 writes report.zh.html, its headings, tables and captions in\n"
         "                 Chinese (the figures keep their English labels)\n"
@@ -240,7 +271,27 @@ int cmd_report(int argc, char **argv)
             return args_usage_error("--out DIR is required when merging run directories");
         out = paths[0];
     }
-    return merge_runs(nr, out);
+    /* the report's files would replace a run's own (its cost.tsv, its trace/); a path
+     * that holds no run (skipped later, with a line) is not an input to protect */
+    for (size_t i = 0; i < nr; i++)
+        if (safedir_within(out, run_list[i]) && cmd_holds_run(run_list[i]))
+            return args_usage_error("--out: %s would put the report into %s, one of the "
+                                    "runs merged (accepted: a directory outside every run "
+                                    "given)", out, run_list[i]);
+    /* one writer at a time, like train and compare: two reports of one directory would
+     * remove and draw each other's traces and figures */
+    char err[ARGS_ERR_MAX];
+    runlock lock = {-1};
+    int rc = afile_mkdirs(out, err, sizeof err);
+    if (rc != 0)
+        return args_run_error("--out: %s", err);
+    rc = runlock_take(&lock, out, err, sizeof err);
+    if (rc != 0)
+        return args_run_error(rc == RUNLOCK_IN_USE ? "%s; wait for it to end, or choose "
+                              "another --out" : "--out: %s", err);
+    rc = merge_runs(nr, out);
+    runlock_release(&lock);
+    return rc;
 }
 
 /* ---- help and version ------------------------------------------------------------------ */

@@ -22,6 +22,7 @@
 
 #include "afile.h"
 #include "model.h"
+#include "runlock.h"
 #include "task.h"
 
 /* The commands: parse argv (argv[0] the command word), run, return the exit status. */
@@ -62,6 +63,17 @@ int cmd_write_file(const char *dir, const char *name, int (*write)(FILE *, const
 /* Is dir/name an existing file? */
 int cmd_exists_in(const char *dir, const char *name);
 
+/* Does dir hold a run of attnlab train (config.tsv, args.txt, model.ckpt or
+ * checkpoint.ckpt)? */
+int cmd_holds_run(const char *dir);
+
+/* Claims the --out dir of a command that writes its own files there (eval, attention,
+ * bench): makes dir, takes its lock into l (runlock.h), so the command never writes
+ * while another one does, and, when refuse_run is set, refuses a dir holding a run of
+ * attnlab train, saying why in what ("its own eval.tsv would be replaced"). Returns 0
+ * with l held, or the exit status after one line (l not held). */
+int cmd_claim_out(runlock *l, const char *dir, int refuse_run, const char *what);
+
 /* Prints s to f as one word of a POSIX shell command: as it is when it holds only
  * letters, digits and _-./:,=+@%, else in single quotes (a quote inside written '\''). */
 void cmd_shell_word(FILE *f, const char *s);
@@ -74,7 +86,8 @@ size_t cmd_collect_runs(const char *path, char (*list)[AFILE_PATH_MAX], size_t m
                         size_t have);
 
 /* Merges the runs under the comparison directory dir into its tables, figures and
- * report.html (summary_report). Returns the exit status (the error printed). */
+ * report.html (summary_report). The caller holds the lock of dir (runlock.h), as compare
+ * does for its whole life. Returns the exit status (the error printed). */
 int cmd_report_dir(const char *dir);
 
 /* Evaluates m at the nl lengths lens, samples sequences each (evaluation seed seed); for

@@ -28,6 +28,7 @@
 #include "model.h"
 #include "report.h"
 #include "rng.h"
+#include "safedir.h"
 #include "task.h"
 
 /* Prints n tokens of task t separated by spaces: numbers, or a file task's words. */
@@ -120,6 +121,9 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
 
 /* ---- attnlab eval ---------------------------------------------------------------------- */
 
+/* Why eval --out refuses a run directory. */
+#define EVAL_FILES "the run's own eval.tsv and eval_positions.tsv would be replaced"
+
 void cmd_eval_help(void)
 {
     printf(
@@ -131,7 +135,8 @@ void cmd_eval_help(void)
         "sequences (from an evaluation stream that training never uses), lets the model\n"
         "decode them feeding back its own predictions, and reports token accuracy,\n"
         "whole-sequence accuracy and the teacher-forced loss. With --out it also writes\n"
-        "eval.tsv and eval_positions.tsv (accuracy at each output position).\n"
+        "eval.tsv and eval_positions.tsv (accuracy at each output position) into DIR,\n"
+        "which must not hold a run of attnlab train: the run's own eval.tsv stays.\n"
         "\n"
         "  --checkpoint FILE  a model.ckpt written by attnlab train\n"
         "  --lengths SPEC     A:B:STEP, A:B or A,B,C (default 4:64:4, capped at max_len)\n"
@@ -320,6 +325,7 @@ int cmd_eval(int argc, char **argv)
     if (!m)
         return args_run_error("%s", err);
     const unsigned long seed = args_setting(a, "seed") ? opt->seed : m->cfg.seed;
+    runlock lock = {-1}; /* of --out, while eval writes there */
     if (args_get(a, ARGS_INPUT)) {
         rc = eval_input(m, args_get(a, ARGS_INPUT));
     } else if (task_is_file(m->cfg.task)) {
@@ -331,8 +337,8 @@ int cmd_eval(int argc, char **argv)
             rc = cmd_data_lengths(t, "--lengths", lens, &nl);
         task_close(t);
         const char *dir = args_get(a, ARGS_OUT);
-        if (rc == 0 && dir && afile_mkdirs(dir, err, sizeof err) != 0)
-            rc = args_run_error("--out: %s", err);
+        if (rc == 0 && dir)
+            rc = cmd_claim_out(&lock, dir, 1, EVAL_FILES);
         if (rc == 0)
             rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
     } else {
@@ -340,11 +346,12 @@ int cmd_eval(int argc, char **argv)
             for (size_t L = 4; L <= 64 && L <= m->cfg.max_len; L += 4)
                 lens[nl++] = L;
         const char *dir = args_get(a, ARGS_OUT);
-        if (dir && afile_mkdirs(dir, err, sizeof err) != 0)
-            rc = args_run_error("--out: %s", err);
+        if (dir)
+            rc = cmd_claim_out(&lock, dir, 1, EVAL_FILES);
         if (rc == 0)
             rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
     }
+    runlock_release(&lock);
     m->ops->free(m);
     return rc;
 }
@@ -494,7 +501,8 @@ void cmd_attention_help(void)
         "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
         "checkpoint), labelled with tokens, ready for plots/attention.gp. A model trained\n"
         "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
-        "its matrices are labelled with them.\n"
+        "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
+        "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"
         "\n"
         "Example:\n"
         "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n");
@@ -665,6 +673,35 @@ int cmd_attention_check(int argc, char **argv)
     return args_exit(parse_attention(argc, argv, &a));
 }
 
+/* Takes the lock that guards dir, where attention writes its matrices (AFILE_PATH_MAX
+ * bytes; rewritten as the path entered). When dir is the trace/ folder of a run
+ * directory RUN (the default, trace/ beside the checkpoint), it is the run's: RUN's lock
+ * is taken, as train holds it while it writes that folder, and RUN/trace must be a real
+ * directory, not a symbolic link (safedir.h). Any other dir takes its own lock, and one
+ * holding a run is refused: the matrices go into its trace/ folder or beside it. Returns
+ * 0 with l held, or the exit status after one line. */
+static int claim_trace_dir(char *dir, runlock *l)
+{
+    char run[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    const char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    l->fd = -1;
+    snprintf(run, sizeof run, "%.*s", slash ? (int)(slash - dir) + (slash == dir) : 1,
+             slash ? dir : ".");
+    if (strcmp(base, "trace") != 0 || !cmd_holds_run(run))
+        return cmd_claim_out(l, dir, 1, "its matrices go into its trace/ folder (--out "
+                             "RUN/trace) or beside the run");
+    const int rc = runlock_take(l, run, err, sizeof err);
+    if (rc != 0)
+        return args_run_error(rc == RUNLOCK_IN_USE ? "%s; wait for it to end, or choose "
+                              "another --out" : "--out: %s", err);
+    if (safedir_enter(run, "trace", dir, AFILE_PATH_MAX, err, sizeof err) != 0) {
+        runlock_release(l);
+        return args_run_error("%s", err);
+    }
+    return 0;
+}
+
 int cmd_attention(int argc, char **argv)
 {
     static args_line a;
@@ -694,9 +731,13 @@ int cmd_attention(int argc, char **argv)
             snprintf(dir, sizeof dir, "%.*s/trace", slash ? (int)(slash - ck) : 1,
                      slash ? ck : ".");
         }
-        rc = cmd_write_trace(m, src, Ts, dir, 1);
+        runlock lock = {-1};
+        rc = claim_trace_dir(dir, &lock);
+        if (rc == 0)
+            rc = cmd_write_trace(m, src, Ts, dir, 1);
         if (rc == 0)
             fprintf(stderr, "wrote the matrices above as %s/NAME.tsv\n", dir);
+        runlock_release(&lock);
     }
     task_close(t);
     free(src);

@@ -40,6 +40,7 @@
 #include "model.h"
 #include "rng.h"
 #include "runlock.h"
+#include "safedir.h"
 #include "task.h"
 #include "train.h"
 
@@ -492,7 +493,8 @@ static int finish_run(const train_job *j, model *m, rng_streams *r, const run_lo
         return ARGS_EXIT_RUNTIME;
     if (j->trace_len) {
         char tdir[AFILE_PATH_MAX];
-        afile_join(tdir, sizeof tdir, j->dir, "trace");
+        if (safedir_enter(j->dir, "trace", tdir, sizeof tdir, err, sizeof err) != 0)
+            return args_run_error("%s", err); /* never a trace through a link (safedir.h) */
         if ((rc = cmd_write_trace(m, j->trace_src, j->trace_len, tdir, 0)) != 0)
             return rc;
     }

@@ -9,7 +9,6 @@
  */
 #include "cmd_train_dir.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "cli_args.h"
 #include "checkpoint.h"
 #include "cli_cmd.h"
+#include "safedir.h"
 
 /* Bytes of a config.tsv read back: a few hundred in practice. */
 #define CONFIG_TSV_MAX (1 << 20)
@@ -85,27 +85,19 @@ static int remove_in(const char *dir, const char *name)
     return 0;
 }
 
-/* Removes the files of the earlier run in dir (--force), the tables in trace/ included. */
+/* Removes the files of the earlier run in dir (--force), the tables in trace/ included:
+ * each by its own entry, never through a link (safedir.h). */
 static int clear_run(const char *dir)
 {
+    char err[ARGS_ERR_MAX];
     for (size_t k = 0; k < N_RUN_FILES; k++)
         if (remove_in(dir, run_files[k]) != 0)
             return -1;
-    char trace[AFILE_PATH_MAX];
-    if (afile_join(trace, sizeof trace, dir, "trace") != 0)
-        return 0;
-    DIR *d = opendir(trace);
-    if (!d)
-        return 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        const size_t len = strlen(e->d_name);
-        if (len > 4 && strcmp(e->d_name + len - 4, ".tsv") == 0)
-            rc = remove_in(trace, e->d_name);
+    if (safedir_clear(dir, "trace", 0, ".tsv", err, sizeof err) != 0) {
+        args_run_error("--force: %s", err);
+        return -1;
     }
-    closedir(d);
-    return rc;
+    return 0;
 }
 
 /* Refuses the run in dir that a new run would replace: says what it is and how to go
@@ -140,6 +132,11 @@ int traindir_claim(runlock *l, const char *dir, const config *c, int force)
         return args_run_error("%s; wait for it to end, or choose another --out", err);
     if (locked != 0)
         return args_run_error("--out: %s", err);
+    /* the run writes its trace/ (and --force empties it): never through a link */
+    if (safedir_check(dir, "trace", err, sizeof err) != 0) {
+        runlock_release(l);
+        return args_run_error("--out: %s", err);
+    }
     const int taken = cmd_exists_in(dir, "model.ckpt") || cmd_exists_in(dir, "eval.tsv") ||
                       cmd_exists_in(dir, "checkpoint.ckpt");
     int rc = 0;
@@ -164,6 +161,10 @@ int traindir_lock_existing(runlock *l, const char *dir)
     if (locked != 0)
         return args_run_error("--resume: %s%s", err,
                               locked == RUNLOCK_IN_USE ? "; wait for it to end" : "");
+    if (safedir_check(dir, "trace", err, sizeof err) != 0) {
+        runlock_release(l);
+        return args_run_error("--resume: %s", err);
+    }
     return 0;
 }
 

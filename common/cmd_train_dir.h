@@ -8,7 +8,9 @@
  * that run's files first (eval.tsv, the mark of a finished run, before anything else),
  * so a stop half-way never leaves the old results beside the new run. A directory
  * holding only args.txt, config.tsv or train_log.tsv (a run stopped before its first
- * checkpoint) has nothing to lose and is simply started again.
+ * checkpoint) has nothing to lose and is simply started again. Nothing in DIR is
+ * reached through a symbolic link (safedir.h): a trace/ that is a link is refused, a new
+ * run, --force and --resume alike, before anything is removed or written.
  *
  * Resuming trusts no file of DIR alone: the configuration args.txt rebuilds, config.tsv
  * and the one stored in checkpoint.ckpt must agree on every field, or --resume names the
@@ -26,13 +28,15 @@
 
 /* Creates dir (and its parents) when missing and takes its lock into l; then, unless
  * force, refuses a directory holding a finished or stopped run (saying which, and how to
- * go on); with force, removes that run's files. c is the configuration of the new run,
+ * go on); with force, removes that run's files. A dir/trace that is a symbolic link is
+ * refused in every case. c is the configuration of the new run,
  * compared with the old run's config.tsv to say how they differ. Returns 0, or the exit
  * status after the message (l not held). */
 int traindir_claim(runlock *l, const char *dir, const config *c, int force);
 
-/* Takes the lock of dir, the existing directory of a run to resume, into l. Returns 0,
- * or the exit status after the message (l not held). */
+/* Takes the lock of dir, the existing directory of a run to resume, into l, and refuses
+ * a dir/trace that is a symbolic link. Returns 0, or the exit status after the message
+ * (l not held). */
 int traindir_lock_existing(runlock *l, const char *dir);
 
 /* Writes dir/args.txt: argv[1..argc-1], one per line (argv[0] is the command word).

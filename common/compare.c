@@ -26,6 +26,7 @@
 #include "config.h"
 #include "model.h"
 #include "runlock.h"
+#include "safedir.h"
 #include "train.h"
 
 /* The experiment presets. Every run validates at each log line and stops when it has
@@ -447,6 +448,25 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
     return bad ? -1 : (long)failed;
 }
 
+/* Refuses, before any run starts, a folder of p->out that compare or its runs write into
+ * and that is a symbolic link or not a directory (safedir.h): runs/, each run directory
+ * runs/LABEL-sSEED, and the report's trace/ and figures/. Returns 0, or the exit status
+ * after one line. */
+static int check_folders(const compare_plan *p, const compare_job *jl, size_t njobs)
+{
+    char err[ARGS_ERR_MAX], sub[AFILE_PATH_MAX];
+    static const char *const own[] = {"runs", "trace", "figures"};
+    for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+        if (safedir_check(p->out, own[k], err, sizeof err) != 0)
+            return args_run_error("--out: %s", err);
+    for (size_t k = 0; k < njobs; k++) {
+        snprintf(sub, sizeof sub, "runs/%s-s%lu", jl[k].label, jl[k].seed);
+        if (safedir_check(p->out, sub, err, sizeof err) != 0)
+            return args_run_error("--out: %s", err);
+    }
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
     static compare_plan p;
@@ -474,7 +494,7 @@ int cmd_compare(int argc, char **argv)
         rc = rc == RUNLOCK_IN_USE
                  ? args_run_error("%s; wait for it to end, or choose another --out", err)
                  : args_run_error("--out: %s", err);
-    } else {
+    } else if ((rc = check_folders(&p, jl, njobs)) == 0) {
         failed = run_jobs(&p, jl, njobs, argc, argv);
         if (failed < 0)
             rc = ARGS_EXIT_RUNTIME;

@@ -13,7 +13,8 @@
  * The traces are copied, not linked: a comparison directory holds its own copies. They
  * are gnuplot's data, so each copy is checked to be a labelled matrix of numbers with
  * text labels; the copies of an earlier report are removed first, so a figure never
- * shows a model this report does not.
+ * shows a model this report does not. Removing and writing them never goes through a
+ * symbolic link (safedir.h): a trace/ or trace/NAME/ that is one is refused.
  *
  * Every file is written whole or not at all (afile_write).
  */
@@ -27,6 +28,7 @@
 
 #include "afile.h"
 #include "rundir.h"
+#include "safedir.h"
 #include "task.h"
 #include "tsv.h"
 
@@ -193,44 +195,6 @@ static int trace_ok(const char *text, size_t len, const char *name, char *err, s
     return rc;
 }
 
-/* Removes the copies in dir (its *.tsv files), then dir when that leaves it empty. */
-static void remove_copies(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const size_t l = strlen(e->d_name);
-        char path[AFILE_PATH_MAX];
-        if (l > 4 && strcmp(e->d_name + l - 4, ".tsv") == 0 &&
-            afile_join(path, sizeof path, dir, e->d_name) == 0)
-            (void)unlink(path);
-    }
-    closedir(d);
-    (void)rmdir(dir); /* fails, harmlessly, when something else is in it */
-}
-
-/* Removes every out/trace/NAME/ copy an earlier report made. */
-static void remove_old_traces(const char *out)
-{
-    char root[AFILE_PATH_MAX];
-    if (afile_join(root, sizeof root, out, "trace") != 0)
-        return;
-    DIR *d = opendir(root);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char sub[AFILE_PATH_MAX];
-        struct stat st;
-        if (e->d_name[0] != '.' && afile_join(sub, sizeof sub, root, e->d_name) == 0 &&
-            lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_copies(sub);
-    }
-    closedir(d);
-}
-
 /* Says on stderr that trace file path is left out, and why. */
 static void leave_out(const char *path, const char *why)
 {
@@ -243,13 +207,13 @@ static void leave_out(const char *path, const char *why)
 static int copy_trace(const char *run, const char *name, const char *out, char *err,
                       size_t n)
 {
-    char src[AFILE_PATH_MAX], dst[AFILE_PATH_MAX];
+    char src[AFILE_PATH_MAX], root[AFILE_PATH_MAX], dst[AFILE_PATH_MAX];
     snprintf(src, sizeof src, "%s/trace", run);
     struct stat st;
     if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    snprintf(dst, sizeof dst, "%s/trace/%s", out, name);
-    if (afile_mkdirs(dst, err, n) != 0)
+    if (safedir_enter(out, "trace", root, sizeof root, err, n) != 0 ||
+        safedir_enter(root, name, dst, sizeof dst, err, n) != 0)
         return -1;
     DIR *d = opendir(src);
     if (!d)
@@ -285,9 +249,24 @@ static int copy_trace(const char *run, const char *name, const char *out, char *
     return rc;
 }
 
+int report_check_out(const char *out, const report_facts *fx, char *err, size_t n)
+{
+    if (safedir_check(out, "figures", err, n) != 0 || safedir_check(out, "trace", err, n) != 0)
+        return -1;
+    for (size_t m = 0; m < fx->n_models; m++) {
+        char sub[CONFIG_VALUE_MAX + 8];
+        snprintf(sub, sizeof sub, "trace/%s", fx->models[m]);
+        if (safedir_check(out, sub, err, n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n)
 {
-    remove_old_traces(out);
+    /* the copies of an earlier report: every out/trace/NAME/X.tsv, then NAME/ once empty */
+    if (safedir_clear(out, "trace", 1, ".tsv", err, n) != 0)
+        return -1;
     for (size_t m = 0; m < fx->n_models; m++)
         if (copy_trace(fx->runs[m], fx->models[m], out, err, n) != 0)
             return -1;

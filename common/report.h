@@ -84,6 +84,12 @@ void report_set_lang(report_lang lang);
  * "report.zh.html" in Chinese (so a comparison can hold both). */
 const char *report_page_name(void);
 
+/* Checks, before a report writes anything into out, that the folders it writes into or
+ * empties there — figures/, trace/ and trace/NAME/ for each model — are real
+ * directories or absent, never symbolic links (safedir.h). Returns 0, or -1 with one
+ * line in err naming the first that is not. */
+int report_check_out(const char *out, const report_facts *fx, char *err, size_t n);
+
 /* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, task, models,
  * position_lengths and seeds as gnuplot variables. Every string is checked to hold only
  * letters, digits, spaces and _.:=,+- (nothing gnuplot reads as code inside double
@@ -95,8 +101,9 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
  * out/trace/ of models this report does not show, so no figure is drawn from another
  * report's runs. A run without a trace is fine: its figures are then skipped. A trace
  * file whose name or content is malformed (not a labelled matrix of numbers, labels that
- * are not text) is left out with one line on stderr. Returns 0, or -1 with one line in
- * err when a copy cannot be written. */
+ * are not text) is left out with one line on stderr. Nothing is removed or written
+ * through a symbolic link (safedir.h). Returns 0, or -1 with one line in err when a copy
+ * cannot be written or removed. */
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n);
 
 /* Draws every figure into out/figures/ by running gnuplot on each script of

@@ -48,6 +48,7 @@
 #include "afile.h"
 #include "buildinfo.h"
 #include "rundir.h"
+#include "safedir.h"
 
 /* Is path an existing regular file? */
 static int is_file(const char *path)
@@ -470,12 +471,8 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
     drawn->n = 0;
     rundir_printable(out, shown, sizeof shown);
     char figdir[AFILE_PATH_MAX], stage[AFILE_PATH_MAX];
-    if (afile_join(figdir, sizeof figdir, out, "figures") != 0) {
-        snprintf(err, n, "%s/figures: path too long", shown);
-        return -1;
-    }
-    if (afile_mkdirs(figdir, err, n) != 0)
-        return -1;
+    if (safedir_enter(out, "figures", figdir, sizeof figdir, err, n) != 0)
+        return -1; /* a figures/ that is a link is refused (safedir.h) */
     const char *found = report_plots_dir();
     if (!found || !realpath(found, plots)) {
         fprintf(stderr, "attnlab report: the figure scripts (plots/) were not found; set "

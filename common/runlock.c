@@ -43,9 +43,16 @@ int runlock_take(runlock *l, const char *dir, char *err, size_t n)
         snprintf(err, n, "%s: path too long for its lock file", dir);
         return -1;
     }
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    /* O_NOFOLLOW: a .lock that is a symbolic link (planted, or copied with a directory)
+     * would otherwise be opened, or even created, wherever it points */
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
-        snprintf(err, n, "cannot lock %s: cannot open %s (%s)", dir, path, strerror(errno));
+        if (errno == ELOOP)
+            snprintf(err, n, "cannot lock %s: %s is a symbolic link (remove it: attnlab "
+                     "never opens its lock through one)", dir, path);
+        else
+            snprintf(err, n, "cannot lock %s: cannot open %s (%s)", dir, path,
+                     strerror(errno));
         return -1;
     }
     struct flock fl = whole_file();
@@ -73,7 +80,7 @@ long runlock_holder(const char *dir)
     if (afile_join(path, sizeof path, dir, RUNLOCK_NAME) != 0)
         return 0;
     /* read-only is enough to ask, and asking must not create the file */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return 0;
     const long pid = holder_of(fd);

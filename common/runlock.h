@@ -2,7 +2,8 @@
  * directory while it writes there (prefix: runlock_).
  *
  * Design. The lock is a POSIX record lock (fcntl F_SETLK, a write lock over the whole
- * file) on DIR/.lock, an empty file created on first use and never removed. The kernel
+ * file) on DIR/.lock, an empty file created on first use and never removed, and never
+ * opened through a symbolic link (O_NOFOLLOW: a link there is refused). The kernel
  * holds it for the process and drops it whenever the process ends, however it ends
  * (exit, a crash, SIGKILL), so a stale lock cannot outlive its writer and there is
  * nothing to clean up. The same call works on Linux and macOS. F_GETLK tells who holds

@@ -468,7 +468,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         fx.have_sweep |= setups_of(c, m) > 1;
     }
     int rc = -1;
-    if (afile_mkdirs(out, err, errn) != 0 ||
+    if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, &fx, err, errn) != 0 ||
         afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
         afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||

@@ -5,14 +5,16 @@
  * The harnesses are included whole, so their own pieces are tested here too: that the
  * checkpoint harness's repair turns a damaged file back into the one that was saved
  * (else its mutations would stop at the CRCs), that the argument harness gives each
- * command's status for hand-made lines, and that the run-directory harness writes a
- * directory rundir_load reads. */
+ * command's status for hand-made lines, that the run-directory harness writes a
+ * directory rundir_load reads, and that the output-directory harness plants what its
+ * input says and runs the report's steps on it. */
 #include <check.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/checkpoint.h"
 #include "../common/config.h"
@@ -20,7 +22,7 @@
 #include "../common/rundir.h"
 #include "testutil.h"
 
-/* The four harnesses, each compiled here under its own name. */
+/* The five harnesses, each compiled here under its own name. */
 #define LLVMFuzzerTestOneInput fuzz_checkpoint_input
 #include "fuzz/fuzz_checkpoint.c"
 #undef LLVMFuzzerTestOneInput
@@ -33,6 +35,9 @@
 #define LLVMFuzzerTestOneInput fuzz_rundir_input
 #include "fuzz/fuzz_rundir.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_outdir_input
+#include "fuzz/fuzz_outdir.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*harness)(const uint8_t *data, size_t size);
 
@@ -44,6 +49,7 @@ static const struct {
     {"args", fuzz_args_input},
     {"tokens", fuzz_tokens_input},
     {"rundir", fuzz_rundir_input},
+    {"outdir", fuzz_outdir_input},
 };
 
 /* Feeds every file of dir to h; returns how many were fed. */
@@ -264,6 +270,24 @@ START_TEST(rundir_harness_writes_the_run)
 }
 END_TEST
 
+START_TEST(outdir_harness_plants_and_reports)
+{
+    char path[700];
+    struct stat st;
+    /* trace/ a link to the outside directory: planted, refused, the outside intact */
+    ck_assert_int_eq(fuzz_outdir_input((const uint8_t *)"\0\2", 2), 0);
+    snprintf(path, sizeof path, "%s/trace", fuzz_outdir_out);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    /* trace/ a real folder: the report's copy of the run's trace is made in trace/lstm/ */
+    ck_assert_int_eq(fuzz_outdir_input((const uint8_t *)"\0\1", 2), 0);
+    snprintf(path, sizeof path, "%s/trace/lstm/enc.cell.tsv", fuzz_outdir_out);
+    ck_assert_msg(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "no copy in %s", path);
+    snprintf(path, sizeof path, "%s/figures/accuracy.png", fuzz_outdir_out);
+    ck_assert_msg(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "no figure in %s", path);
+}
+END_TEST
+
 Suite *make_fuzz_suite(void)
 {
     Suite *s = suite_create("fuzz");
@@ -275,6 +299,7 @@ Suite *make_fuzz_suite(void)
     tcase_add_loop_test(tc, args_harness_statuses, 0,
                         (int)(sizeof arg_cases / sizeof arg_cases[0]));
     tcase_add_test(tc, rundir_harness_writes_the_run);
+    tcase_add_test(tc, outdir_harness_plants_and_reports);
     suite_add_tcase(s, tc);
     return s;
 }
