@@ -126,6 +126,7 @@ int model_open_backward(const char *who, int has_forward, model_sizes last, size
 void model_uniform(gsl_matrix *x, double k, const gsl_rng *r)
 {
     op_uniform(x->data, x->size1 * x->size2, k, r);
+}
 
 void model_clear_error(void)
 {
