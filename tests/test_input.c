@@ -189,8 +189,7 @@ START_TEST(every_reader_refuses_a_fifo_and_a_directory)
         ck_assert_msg(strstr(err, p) && strstr(err, k ? "is a directory" : "(a FIFO)"),
                       "ckpt_load: %s", err);
     }
-    unlink(fifo);
-    rmdir(dir);
+    ru_remove_tree(tmpdir());
 }
 END_TEST
 
@@ -222,6 +221,7 @@ START_TEST(the_line_reader_tells_an_error_from_the_end)
     ck_assert_msg(strstr(err, "cannot read ") && strstr(err, path), "%s", err);
     fclose(f);
     free(line);
+    ru_remove_tree(tmpdir());
 }
 END_TEST
 
