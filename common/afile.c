@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
+
 #if defined(__GNUC__)
 #define AFILE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
@@ -167,25 +169,7 @@ int afile_write(const char *dir, const char *name, int (*write)(FILE *f, const v
 
 char *afile_read(const char *path, size_t max, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-        fclose(f);
-        return NULL;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    if (!buf || got != (size_t)st.st_size) {
-        free(buf);
-        return NULL;
-    }
-    buf[got] = '\0';
-    if (len)
-        *len = got;
-    return buf;
+    return infile_read(path, max, len, NULL, 0); /* never blocks on a FIFO (infile.h) */
 }
 
 int afile_mkdirs(const char *dir, char *err, size_t n)

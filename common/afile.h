@@ -56,7 +56,8 @@ int afile_write(const char *dir, const char *name, int (*write)(FILE *f, const v
 
 /* Reads the regular file at path whole into a new NUL-terminated buffer (free it) and
  * sets *len (when len is not NULL) to its length. NULL when the file is missing, is not
- * a regular file, holds more than max bytes, cannot be read, or memory runs out. */
+ * a regular file (a FIFO is refused, never waited on), holds more than max bytes, cannot
+ * be read, or memory runs out. infile_read (infile.h) does the same and says why. */
 char *afile_read(const char *path, size_t max, size_t *len);
 
 /* Creates directory dir (and its parents) unless it exists. Returns 0, or -1 with a line

@@ -31,6 +31,7 @@
 
 #include "afile.h"
 #include "checkpoint_format.h"
+#include "infile.h"
 
 /* ---- saving -------------------------------------------------------------------------- */
 
@@ -302,25 +303,19 @@ model *ckpt_load_with(const char *path, const model_ops *(*lookup)(const char *n
         ckpt_fail(err, n, path, "no file name given");
         return NULL;
     }
-    /* O_NONBLOCK so that a FIFO given by mistake is refused below instead of blocking
-     * the open; it changes nothing for a regular file. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
+    /* opened without blocking (a FIFO given by mistake is refused, never waited on) and
+     * checked to be a regular file, as every file read is (infile.h) */
+    struct stat st;
+    int fd = infile_open_fd(path, &st, NULL, 0);
+    if (fd == -1) {
         ckpt_fail(err, n, path, "cannot open (%s)", strerror(errno));
         return NULL;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        ckpt_fail(err, n, path, "cannot examine (%s)", strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
+    if (fd < 0) {
         if (S_ISDIR(st.st_mode))
             ckpt_fail(err, n, path, "is a directory, not a checkpoint file");
         else
-            ckpt_fail(err, n, path, "is not a regular file (a device, FIFO or socket)");
+            ckpt_fail(err, n, path, "is not a regular file (%s)", infile_kind(st.st_mode));
         return NULL;
     }
     FILE *f = fdopen(fd, "rb");

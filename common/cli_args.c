@@ -476,9 +476,7 @@ int args_join_models(const model_ops *const *list, size_t n, char *buf, size_t n
 static int file_task_config(const args_line *a, config *c)
 {
     char err[ARGS_ERR_MAX];
-    config open = *c;
-    open.data_crc = 0; /* read it as it is; compared below */
-    const task *t = task_open(&open, err, sizeof err);
+    const task *t = task_open_new(c, err, sizeof err); /* read as it is; compared below */
     if (!t)
         return args_usage_error("--task %s: %s", c->task, err);
     const dataset *d = t->data;

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "eval.h"
 #include "gradcheck.h"
+#include "infile.h"
 #include "model.h"
 #include "report.h"
 #include "rng.h"
@@ -158,20 +159,27 @@ void cmd_eval_help(void)
         "  echo '3 1 4 1 5 9 2 6' | attnlab eval --checkpoint runs/lstm/model.ckpt --input -\n");
 }
 
+/* The longest --input line read: far beyond max_len symbols of 64 bytes each. A longer
+ * line stops the reading with an error, so an endless line costs no more. */
+#define INPUT_LINE_MAX (1 << 20)
+
 /* attnlab eval --input: one sequence per line. Malformed lines are reported with their
  * number and skipped; the status is 1 when any line was malformed. A line is read whole
  * by its length, not as a C string, so a NUL byte in it is reported, never taken for
- * its end. */
+ * its end; a UTF-8 byte-order mark before the first line is skipped. A read error or
+ * memory running out stops the reading with status 1, never as if the input had ended;
+ * a FIFO or a directory given by name is refused (standard input, "-", may be a pipe). */
 static int eval_input(model *m, const char *file)
 {
     char err[ARGS_ERR_MAX];
     const task *t = task_open(&m->cfg, err, sizeof err);
     if (!t)
         return args_run_error("%s", err);
-    FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
+    FILE *in = infile_open(file, 1, err, sizeof err); /* "-", or a regular file */
     if (!in) {
         task_close(t);
-        return args_run_error("--input: cannot read %s: %s", file, strerror(errno));
+        return args_run_error("--input: %s (accepted: a regular file, or - for standard "
+                              "input)", err);
     }
     const size_t V = m->cfg.symbols, Lmax = m->cfg.max_len;
     const size_t Tmax = task_max_target_len(t, 1, Lmax);
@@ -188,18 +196,35 @@ static int eval_input(model *m, const char *file)
     size_t cap = 0, lineno = 0, bad = 0;
     ssize_t got;
     int rc = 0;
-    while ((got = getline(&line, &cap, in)) != -1) {
+    const char *name = in == stdin ? "standard input" : file;
+    while ((got = infile_getline(&line, &cap, INPUT_LINE_MAX, in, name, err, sizeof err)) !=
+           INFILE_END) {
         size_t Ts;
         lineno++;
-        const char *nul = memchr(line, '\0', (size_t)got);
+        if (got == INFILE_FAIL) { /* never taken for the end of the input */
+            rc = args_run_error("--input: %s (after %zu lines); nothing more was read", err,
+                                lineno - 1);
+            break;
+        }
+        if (got == INFILE_LONG) { /* an endless line would never end: stop */
+            rc = args_run_error("--input %s line %zu: %s, more than a line of symbols "
+                                "can be; nothing more was read", name, lineno, err);
+            break;
+        }
+        char *text = line;
+        if (lineno == 1 && (size_t)got >= 3 && memcmp(line, DATASET_BOM, 3) == 0) {
+            text += 3; /* a UTF-8 byte-order mark, which some editors write first */
+            got -= 3;
+        }
+        const char *nul = memchr(text, '\0', (size_t)got);
         if (nul) {
             fprintf(stderr, "%s: --input %s line %zu: a NUL byte at column %zu (accepted: "
                     "symbols separated by spaces)\n", args_command(), file, lineno,
-                    (size_t)(nul - line) + 1);
+                    (size_t)(nul - text) + 1);
             bad++;
             continue;
         }
-        if (task_parse(t, V, line, b.src, Lmax, &Ts, err, sizeof err) != 0) {
+        if (task_parse(t, V, text, b.src, Lmax, &Ts, err, sizeof err) != 0) {
             fprintf(stderr, "%s: --input %s line %zu: %s\n", args_command(), file, lineno,
                     err);
             bad++;
@@ -246,8 +271,6 @@ static int eval_input(model *m, const char *file)
         print_tokens(stdout, t, V, pred, b.Tt);
         printf("   (%zu/%zu correct)\n  loss:      %.10g\n", ok, b.Tt, loss);
     }
-    if (ferror(in))
-        rc = args_run_error("--input: error reading %s", file);
     free(line);
     free(pred);
     batch_free(&b);

@@ -88,7 +88,8 @@ void cmd_train_help(void)
         "(write ./-name).\n"
         "\n"
         "Your own data: --task file:PATH reads one example a line, SOURCE<TAB>TARGET, each\n"
-        "a list of words separated by spaces ('#' lines and blank lines skipped). The\n"
+        "a list of words separated by spaces (blank lines and comments, lines whose first\n"
+        "character is '#', are skipped and counted; a UTF-8 byte-order mark too). The\n"
         "vocabulary (--symbols) and --data-crc come from the file, --train-len (unless\n"
         "given) from its training set; the examples are split once, by a hash of their\n"
         "text, into training (80%%), validation (10%%) and test (10%%) sets\n"
@@ -305,7 +306,9 @@ static int resume_job(train_job *j, const char *dir, model **m, ckpt_train_state
     char **rargv = NULL, *rtext = NULL, err[ARGS_ERR_MAX], path[AFILE_PATH_MAX];
     const int quiet = j->quiet;
     const size_t threads = j->threads;
-    int rargc = traindir_read_args(dir, &rargv, &rtext);
+    int rargc = traindir_read_args(dir, &rargv, &rtext, err, sizeof err);
+    if (rargc < 0 && cmd_exists_in(dir, "args.txt")) /* there, but not readable */
+        return args_run_error("--resume: %s", err);
     if (rargc < 0)
         return args_run_error("--resume: %s holds no args.txt: not a run directory of "
                               "attnlab train, or its run stopped before it began (then start "
@@ -541,11 +544,22 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
     if (st) {
         hooks.seconds_offset = traindir_restore_log(j->dir, st->step, log.f, &best, c);
+        if (hooks.seconds_offset < 0) {
+            fclose(log.f);
+            free(log.buf);
+            free(best.w);
+            return ARGS_EXIT_RUNTIME;
+        }
         traindir_restore_best(j->dir, best.w, m->params.size);
         cc.best_saved = best.step;
     }
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
     const task *t = task_open(c, err, sizeof err);
+    if (t && t->data && progress != TRAIN_QUIET) { /* what the data file gave */
+        char about[512];
+        dataset_summary(t->data, about, sizeof about);
+        fprintf(stderr, "%s: %s\n", c->task, about);
+    }
     int rc, tr = t ? train_run(m, t, c, r, o, first, log.f, progress, &hooks, &best, &ts, err,
                                sizeof err)
                    : TRAIN_FAILED;

@@ -21,25 +21,31 @@
 #include "checkpoint.h"
 #include "cli_cmd.h"
 #include "safedir.h"
+#include "infile.h"
 
 /* Bytes of a config.tsv read back: a few hundred in practice. */
 #define CONFIG_TSV_MAX (1 << 20)
 
 /* ---- configurations ----------------------------------------------------------------------- */
 
-/* Reads dir/config.tsv over the generic defaults into c. Returns 0, or -1 when it is
- * missing or not a configuration. */
-static int read_config_tsv(const char *dir, config *c)
+/* Reads dir/config.tsv over the generic defaults into c. Returns 0, or -1 with one line
+ * in why (n bytes) when it is missing, cannot be read (a FIFO or a directory is refused,
+ * never waited on) or is not a configuration. */
+static int read_config_tsv(const char *dir, config *c, char *why, size_t n)
 {
     char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
-    if (afile_join(path, sizeof path, dir, "config.tsv") != 0)
+    if (afile_join(path, sizeof path, dir, "config.tsv") != 0) {
+        snprintf(why, n, "%s/config.tsv: path too long", dir);
         return -1;
-    char *text = afile_read(path, CONFIG_TSV_MAX, NULL);
+    }
+    char *text = infile_read(path, CONFIG_TSV_MAX, NULL, why, n);
     if (!text)
         return -1;
     config_defaults(c);
     const int bad = config_read_text(c, text, err, sizeof err);
     free(text);
+    if (bad)
+        snprintf(why, n, "%.300s is not a configuration: %.180s", path, err);
     return bad ? -1 : 0;
 }
 
@@ -110,7 +116,8 @@ static int refuse_replacing(const char *dir, const config *c)
                               dir, dir);
     config old;
     char flag[CONFIG_VALUE_MAX], here[CONFIG_VALUE_MAX], there[CONFIG_VALUE_MAX];
-    if (read_config_tsv(dir, &old) != 0)
+    char why[ARGS_ERR_MAX];
+    if (read_config_tsv(dir, &old, why, sizeof why) != 0)
         return args_run_error("%s holds a finished run (model.ckpt or eval.tsv); choose "
                               "another --out, or add --force to replace it", dir);
     if (first_difference(&old, c, flag, there, here, sizeof flag) >= 0)
@@ -190,13 +197,17 @@ int traindir_write_args(const char *dir, int argc, char **argv)
     return cmd_write_file(dir, "args.txt", write_args, &t);
 }
 
-int traindir_read_args(const char *dir, char ***argv_out, char **text)
+int traindir_read_args(const char *dir, char ***argv_out, char **text, char *err, size_t en)
 {
     char path[AFILE_PATH_MAX];
     size_t len;
     *text = NULL;
-    if (afile_join(path, sizeof path, dir, "args.txt") != 0 ||
-        !(*text = afile_read(path, CONFIG_TSV_MAX, &len)))
+    if (afile_join(path, sizeof path, dir, "args.txt") != 0) {
+        if (err && en)
+            snprintf(err, en, "%s/args.txt: path too long", dir);
+        return -1;
+    }
+    if (!(*text = infile_read(path, CONFIG_TSV_MAX, &len, err, en)))
         return -1;
     size_t n = 1;
     for (size_t i = 0; i < len; i++)
@@ -205,6 +216,8 @@ int traindir_read_args(const char *dir, char ***argv_out, char **text)
     if (!v) {
         free(*text);
         *text = NULL;
+        if (err && en)
+            snprintf(err, en, "%s: out of memory", path);
         return -1;
     }
     int k = 0;
@@ -227,7 +240,7 @@ char *traindir_restart_command(const char *dir)
 {
     char **v, *text, *out = NULL;
     size_t len = 0;
-    const int n = traindir_read_args(dir, &v, &text);
+    const int n = traindir_read_args(dir, &v, &text, NULL, 0);
     if (n < 0)
         return NULL;
     FILE *f = open_memstream(&out, &len);
@@ -280,10 +293,10 @@ int traindir_not_started(const char *dir)
 static int differs_from_run(const char *dir, const config *c, config *run, char *flag, char *a,
                             char *b)
 {
+    char why[ARGS_ERR_MAX];
     flag[0] = '\0';
-    if (read_config_tsv(dir, run) != 0)
-        return args_run_error("--resume: %s/config.tsv is missing or not a configuration; "
-                              "start the run again with --force", dir);
+    if (read_config_tsv(dir, run, why, sizeof why) != 0)
+        return args_run_error("--resume: %s; start the run again with --force", why);
     first_difference(c, run, flag, a, b, CONFIG_VALUE_MAX);
     return 0;
 }
@@ -319,19 +332,34 @@ int traindir_check_checkpoint(const char *dir, const config *stored)
                           "start the run again with --force", dir, flag, a, b);
 }
 
+/* The longest line of a train_log.tsv read back: a dozen numbers. */
+#define LOG_LINE_MAX 4096
+
 double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best *best,
                             const config *c)
 {
-    char path[AFILE_PATH_MAX];
-    FILE *f = afile_join(path, sizeof path, dir, "train_log.tsv") == 0 ? fopen(path, "r")
-                                                                        : NULL;
+    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    if (afile_join(path, sizeof path, dir, "train_log.tsv") != 0) {
+        args_run_error("--resume: %s/train_log.tsv: path too long", dir);
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return 0; /* no log yet: nothing to copy */
+    FILE *f = infile_open(path, 0, err, sizeof err); /* a FIFO is refused, never waited on */
+    if (!f) {
+        args_run_error("--resume: %s; put the run's log back, or start the run again with "
+                       "--force", err);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     double seconds = 0;
     int first = 1;
     double *w = best->w;
     best->w = NULL; /* the replay decides which step is best, not its weights */
-    while (f && getline(&line, &cap, f) > 0) {
+    ssize_t got;
+    while ((got = infile_getline(&line, &cap, LOG_LINE_MAX, f, path, err, sizeof err)) > 0) {
         if (first) { /* the header: already written */
             first = 0;
             continue;
@@ -349,8 +377,17 @@ double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best 
     }
     best->w = w;
     free(line);
-    if (f)
-        fclose(f);
+    fclose(f);
+    if (got == INFILE_FAIL || got == INFILE_LONG) { /* never taken for the log's end */
+        if (got == INFILE_LONG)
+            args_run_error("--resume: %s: a line longer than %d bytes, not a log of train; "
+                           "put the run's log back, or start the run again with --force",
+                           path, LOG_LINE_MAX);
+        else
+            args_run_error("--resume: %s; put the run's log back, or start the run again "
+                           "with --force", err);
+        return -1;
+    }
     return seconds;
 }
 

@@ -45,8 +45,9 @@ int traindir_write_args(const char *dir, int argc, char **argv);
 
 /* Reads dir/args.txt back into an argument vector (argv[0] = "train", NULL-terminated);
  * the strings live in *text: free both *argv_out and *text. Returns the count, or -1
- * (nothing to free) when there is no readable args.txt. */
-int traindir_read_args(const char *dir, char ***argv_out, char **text);
+ * (nothing to free) with one line in err (en bytes; err may be NULL when en is 0) when
+ * there is no readable args.txt (missing, a FIFO or a directory, a read error). */
+int traindir_read_args(const char *dir, char ***argv_out, char **text, char *err, size_t en);
 
 /* The command that starts the run of dir again from nothing: "attnlab train" and the
  * arguments of its args.txt, shell-quoted, with its --out replaced by dir. A new string
@@ -69,9 +70,11 @@ int traindir_check_checkpoint(const char *dir, const config *stored);
 
 /* Copies the lines of dir/train_log.tsv whose step is at most step (the log up to the
  * checkpoint a run resumes from; its header excluded) into log, and returns the seconds
- * column of the last one (0 when none): the time of the sessions before. Each line's
- * validation is fed to the stopping rule again (train_val_update), so best is what the
- * run had at that step, its weights excepted (traindir_restore_best). */
+ * column of the last one (0 when none, or when there is no log): the time of the
+ * sessions before. Each line's validation is fed to the stopping rule again
+ * (train_val_update), so best is what the run had at that step, its weights excepted
+ * (traindir_restore_best). A log that cannot be read (not a regular file, a read error,
+ * a line beyond any log's) returns -1 after the message. */
 double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best *best,
                             const config *c);
 

@@ -80,24 +80,26 @@ static int write_command(FILE *f, const void *ctx)
     return ferror(f) ? -1 : 0;
 }
 
+/* Bytes of a command.txt read back: beyond any command line exec(2) would take. */
+#define COMMAND_TXT_MAX ((size_t)16 << 20)
+
 /* Did an earlier invocation start job j with the same command (DIR/command.txt)? */
 static int same_command(const compare_job *j)
 {
-    char path[AFILE_PATH_MAX], *text = NULL, *want = NULL;
-    size_t cap = 0, want_len = 0;
+    char path[AFILE_PATH_MAX], *want = NULL;
+    size_t want_len = 0;
     if (afile_join(path, sizeof path, j->dir, "command.txt") != 0)
         return 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* read whole, never waited on (a FIFO is refused like any file that is not ours) */
+    char *text = afile_read(path, COMMAND_TXT_MAX, NULL);
+    if (!text)
         return 0;
-    const ssize_t got = getline(&text, &cap, f);
-    fclose(f);
     FILE *mem = open_memstream(&want, &want_len);
     int same = 0;
     if (mem) {
         write_command(mem, j);
         if (fclose(mem) == 0)
-            same = got > 0 && strcmp(text, want) == 0;
+            same = strcmp(text, want) == 0;
     }
     free(want);
     free(text);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "task.h"
 
 #define F(field) offsetof(config, field)
 #define BIG 1e9 /* upper bound of counts and sizes: large enough, small enough to allocate */
@@ -29,7 +30,7 @@ const config_field config_fields[] = {
     {"symbols", CFG_SIZE, F(symbols), 2, 1000, NULL,
      "number of data symbols V (file:PATH: its vocabulary's size)", 0, 0},
     {"data_crc", CFG_ULONG, F(data_crc), 0, 4294967295.0, NULL,
-     "file:PATH: the CRC-32 the file must have (set by train; 0: not checked)", 0, 1},
+     "file:PATH: the CRC-32 the file must have (set by train from the file)", 0, 1},
     {"max_len", CFG_SIZE, F(max_len), 1, 4096, NULL,
      "longest sequence the model accepts", 0, 0},
     {"embed", CFG_SIZE, F(embed), 1, 4096, NULL, "embedding width E (recurrent models)", 0, 0},
@@ -331,8 +332,8 @@ int config_write_tsv(const config *c, FILE *out)
         return -1;
     for (size_t k = 0; k < config_n_fields; k++) {
         config_format(c, &config_fields[k], buf, sizeof buf);
-        if (config_fields[k].optional && strcmp(buf, "0") == 0)
-            continue;
+        if (config_fields[k].optional && !task_is_file(c->task))
+            continue; /* a file task's own field: every other run's file is as it was */
         if (fprintf(out, "%s\t%s\n", config_fields[k].name, buf) < 0)
             return -1;
     }

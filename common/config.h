@@ -33,7 +33,7 @@ typedef struct config {
     char model[CONFIG_STR_MAX]; /* registry name (model_registry in model.h) */
     char task[CONFIG_TASK_MAX]; /* copy, reverse, or file:PATH (your own data, task.h) */
     size_t symbols;             /* V data symbols 0..V-1; the vocabulary adds BOS = V */
-    unsigned long data_crc;     /* file:PATH: the CRC-32 of the file; 0: not checked */
+    unsigned long data_crc;     /* file:PATH: the CRC-32 of the file (any value, 0 too) */
     size_t max_len;             /* longest source/target sequence the model accepts */
 
     /* model sizes (each model reads the ones it needs) */
@@ -83,8 +83,9 @@ typedef struct config_field {
     const char *choices;  /* accepted strings, comma-separated; NULL means any */
     const char *help;
     size_t size;          /* strings: bytes of the field, NUL included (0: CONFIG_STR_MAX) */
-    int optional;         /* 1: config_write_tsv leaves the field out while it is 0, so the
-                           * files of runs that do not use it stay as they were */
+    int optional;         /* 1: a file task's own field, which config_write_tsv writes
+                           * only for a file task (task file:PATH), so the files of the
+                           * other runs stay as they were */
 } config_field;
 
 extern const config_field config_fields[];
@@ -126,7 +127,9 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
 void config_format(const config *c, const config_field *f, char *buf, size_t n);
 
 /* Writes every field as "name<TAB>value" lines, with a header line "key<TAB>value"; an
- * optional field is left out while it is 0 (a missing key reads back as 0). */
+ * optional field (data_crc) is written only for a file task, whatever its value. A
+ * missing key reads back as 0: the files of earlier versions, which left data_crc out
+ * while it was 0, read back as they were written. */
 int config_write_tsv(const config *c, FILE *out);
 
 /* Reads "name<TAB>value" lines written by config_write_tsv (or the same text held in a

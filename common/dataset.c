@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "infile.h"
 
 /* An example while the file is parsed: where its words are in the list of all words. */
 typedef struct raw_example {
@@ -167,8 +168,9 @@ static int check_bytes(const char *where, const unsigned char *s, size_t len, ch
     return 0;
 }
 
-/* Pass one: every line into raw examples and the list of all words. */
-static int parse_lines(char *text, size_t len, const char *name, size_t max_len,
+/* Pass one: every line into raw examples and the list of all words; the comment lines
+ * are counted into d (comments, and comments_tab for those that hold a tab). */
+static int parse_lines(dataset *d, char *text, size_t len, const char *name, size_t max_len,
                        raw_example **ex, size_t *nex, char ***words, size_t *nw, char *err,
                        size_t n)
 {
@@ -186,8 +188,13 @@ static int parse_lines(char *text, size_t len, const char *name, size_t max_len,
         size_t blank = 0;
         while (blank < l && line[blank] == ' ')
             blank++;
-        if (blank == l || line[0] == '#')
+        if (blank == l)
             continue;
+        if (line[0] == '#') { /* a comment, even when it looks like an example */
+            d->comments++;
+            d->comments_tab += memchr(line, '\t', l) != NULL;
+            continue;
+        }
         if (check_bytes(where, (const unsigned char *)line, l, err, n) != 0)
             return -1;
         char *tab = memchr(line, '\t', l);
@@ -313,11 +320,15 @@ int dataset_parse(dataset *d, char *text, size_t len, const char *name, size_t m
 {
     memset(d, 0, sizeof *d);
     d->text = text;
-    d->crc = crc32_update(0, text, len);
+    d->crc = crc32_update(0, text, len); /* over every byte, a byte-order mark included */
+    /* a UTF-8 byte-order mark, which some editors write first, is not part of a word */
+    const size_t skip = len >= 3 && memcmp(text, DATASET_BOM, 3) == 0 ? 3 : 0;
+    d->bom = skip != 0;
     raw_example *raw = NULL;
     char **all = NULL;
     size_t nw = 0;
-    int rc = parse_lines(text, len, name, max_len, &raw, &d->n, &all, &nw, err, n);
+    int rc = parse_lines(d, text + skip, len - skip, name, max_len, &raw, &d->n, &all, &nw,
+                         err, n);
     if (rc == 0 && d->n < DATASET_MIN_EXAMPLES) {
         snprintf(err, n, "%.200s: %zu examples (accepted: at least %d, so that the training, "
                  "validation and test sets each hold one)", name, d->n, DATASET_MIN_EXAMPLES);
@@ -339,41 +350,27 @@ int dataset_parse(dataset *d, char *text, size_t len, const char *name, size_t m
 int dataset_read(dataset *d, const char *path, size_t max_len, char *err, size_t n)
 {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, n, "cannot read %.200s: %s", path, strerror(errno));
+    size_t len = 0;
+    char *text = infile_read(path, DATASET_MAX_BYTES, &len, err, n); /* no FIFO, no directory */
+    if (!text)
         return -1;
-    }
-    size_t cap = 0, len = 0;
-    char *text = NULL;
-    for (;;) {
-        if (len + 1 >= cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *t = cap <= DATASET_MAX_BYTES + 2 ? realloc(text, cap) : NULL;
-            if (!t) {
-                snprintf(err, n, "%.200s: %s", path,
-                         cap > DATASET_MAX_BYTES + 2 ? "larger than 64 MiB" : "out of memory");
-                free(text);
-                fclose(f);
-                return -1;
-            }
-            text = t;
-        }
-        const size_t got = fread(text + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    const int bad = ferror(f);
-    fclose(f);
-    if (bad || len > DATASET_MAX_BYTES) {
-        snprintf(err, n, "%.200s: %s", path, bad ? "read error (is it a directory?)"
-                                                 : "larger than 64 MiB");
-        free(text);
-        return -1;
-    }
-    text[len] = '\0';
     return dataset_parse(d, text, len, path, max_len, err, n);
+}
+
+void dataset_summary(const dataset *d, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "%zu examples (%zu training, %zu validation, %zu test), %zu "
+                     "symbols", d->n, d->set[DATASET_TRAIN].count, d->set[DATASET_VAL].count,
+                     d->set[DATASET_TEST].count, d->V);
+    if (k >= 0 && (size_t)k < n && d->comments)
+        k += snprintf(buf + k, n - (size_t)k, "; %zu comment line%s skipped (a comment is a "
+                      "line whose first character is '#')", d->comments,
+                      d->comments == 1 ? "" : "s");
+    if (k >= 0 && (size_t)k < n && d->comments_tab)
+        k += snprintf(buf + k, n - (size_t)k, ", %zu of them with a tab as in an example: "
+                      "start such a line with a space to make it one", d->comments_tab);
+    if (k >= 0 && (size_t)k < n && d->bom)
+        snprintf(buf + k, n - (size_t)k, "; a UTF-8 byte-order mark skipped");
 }
 
 void dataset_free(dataset *d)

@@ -3,7 +3,10 @@
  *
  * Design. The file is UTF-8 text, one example a line: the source, one tab, the target,
  * each a list of symbols separated by spaces (a symbol is any word without a tab, a space
- * or a control character). Blank lines and lines starting with '#' are skipped. The
+ * or a control character). Blank lines and comments are skipped: a comment is a line
+ * whose first byte is '#' (a word starting with '#' is data when a space comes before
+ * it); they are counted, so that a summary can say how many were skipped. A UTF-8
+ * byte-order mark at the very start is skipped too (it is no part of the first word). The
  * vocabulary is every symbol of both sides, sorted by its bytes (strcmp), so token k is
  * the k-th word whatever order the lines come in; BOS is V, as for every task.
  *
@@ -35,6 +38,7 @@
 #define DATASET_WORD_MAX 64            /* bytes of one symbol */
 #define DATASET_MAX_BYTES (64ul << 20) /* the largest file read */
 #define DATASET_MAX_SYMBOLS 1000       /* the vocabulary's limit (--symbols' range) */
+#define DATASET_BOM "\xef\xbb\xbf"     /* the UTF-8 byte-order mark, skipped at the start */
 
 /* The three sets of a file, in the order of ex[]. */
 typedef enum {
@@ -62,7 +66,10 @@ typedef struct dataset_bucket {
 } dataset_bucket;
 
 typedef struct dataset {
-    uint32_t crc;          /* CRC-32 of the file's bytes */
+    uint32_t crc;          /* CRC-32 of the file's bytes (all of them) */
+    size_t comments;       /* comment lines skipped (first byte '#') */
+    size_t comments_tab;   /* of them, those holding a tab, as an example would */
+    int bom;               /* 1: the file began with a UTF-8 byte-order mark (skipped) */
     size_t V;              /* symbols in the vocabulary */
     char **words;          /* (V) the vocabulary, sorted by bytes; word k is token k */
     size_t n;              /* examples */
@@ -93,6 +100,12 @@ int dataset_parse(dataset *d, char *text, size_t len, const char *name, size_t m
  * Returns 0, or -1 with one line in err (a file that cannot be read is named with the
  * reason). */
 int dataset_read(dataset *d, const char *path, size_t max_len, char *err, size_t n);
+
+/* Writes one line (n bytes, no newline) saying what the file gave: its examples and
+ * their split, its symbols, and — when there were any — the comment lines skipped (with
+ * what a comment is, and how many of them hold a tab as an example does) and the
+ * byte-order mark skipped. */
+void dataset_summary(const dataset *d, char *buf, size_t n);
 
 /* Frees everything d holds and zeroes it. Safe on a zeroed dataset. */
 void dataset_free(dataset *d);

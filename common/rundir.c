@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "afile.h"
+#include "infile.h"
 #include "model.h"
 #include "rundir_table.h"
 #include "task.h"
@@ -149,9 +150,13 @@ static int load_config(rundir *r, const char *dir, char *err, size_t n)
         return -1;
     }
     size_t len = 0;
-    char *text = afile_read(path, TSV_MAX_BYTES, &len);
-    if (!text) {
+    char *text = infile_read(path, TSV_MAX_BYTES, &len, why, sizeof why);
+    if (!text && access(path, F_OK) != 0) {
         snprintf(err, n, "%s: no readable config.tsv (not a finished run directory)", dir);
+        return -1;
+    }
+    if (!text) { /* there, but a FIFO, a directory, too large, a read error */
+        snprintf(err, n, "%s", why);
         return -1;
     }
     size_t *seen = calloc(config_n_fields, sizeof *seen); /* the line setting each field */

@@ -68,7 +68,9 @@ typedef struct file_task {
     char name[CONFIG_TASK_MAX];
 } file_task;
 
-const task *task_open(const config *c, char *err, size_t n)
+/* task_open and task_open_new: check says whether a file task must be the file of c
+ * (its data_crc and symbols) or is read as it is. */
+static const task *open_task(const config *c, int check, char *err, size_t n)
 {
     if (!task_is_file(c->task)) {
         const task *t = task_lookup(c->task);
@@ -86,7 +88,8 @@ const task *task_open(const config *c, char *err, size_t n)
         free(f);
         return NULL;
     }
-    if (c->data_crc && (f->d.crc != c->data_crc || f->d.V != c->symbols)) {
+    /* every CRC-32 is a real one, 0 too: no value of data_crc turns the check off */
+    if (check && (f->d.crc != c->data_crc || f->d.V != c->symbols)) {
         snprintf(err, n, "%.200s has changed since the run was trained (its CRC-32 is %lu, "
                  "the run's --data-crc %lu): put the file the run was trained on back, or "
                  "train again", path, (unsigned long)f->d.crc, c->data_crc);
@@ -99,6 +102,13 @@ const task *task_open(const config *c, char *err, size_t n)
     f->t.about = "your own data: SOURCE<TAB>TARGET lines";
     f->t.data = &f->d;
     return &f->t;
+}
+
+const task *task_open(const config *c, char *err, size_t n) { return open_task(c, 1, err, n); }
+
+const task *task_open_new(const config *c, char *err, size_t n)
+{
+    return open_task(c, 0, err, n);
 }
 
 void task_close(const task *t)

@@ -65,10 +65,15 @@ void task_short_name(const char *name, char *buf, size_t n);
 
 /* Opens the task of configuration c: a generated task is looked up (nothing allocated);
  * file:PATH is read with c->max_len as the longest side, and must have the CRC-32
- * c->data_crc (unless it is 0) and c->symbols symbols (unless data_crc is 0). Returns
- * the task (close it with task_close), or NULL with one line in err: an unknown task,
- * the file's own error (dataset_read), or a file that changed since the run. */
+ * c->data_crc and c->symbols symbols (every value of data_crc is a CRC to check, 0
+ * included). Returns the task (close it with task_close), or NULL with one line in err:
+ * an unknown task, the file's own error (dataset_read), or a file that changed since
+ * the run. */
 const task *task_open(const config *c, char *err, size_t n);
+
+/* As task_open, but a file task is read as it is, for a new run whose data_crc and
+ * symbols the file is about to decide (args_config): nothing is compared. */
+const task *task_open_new(const config *c, char *err, size_t n);
 
 /* Releases a task of task_open (nothing for a generated one; NULL is allowed). */
 void task_close(const task *t);

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "infile.h"
 
 int tsv_parse(tsv *t, char *text, size_t len, const char *name, char *err, size_t n)
 {
@@ -72,38 +73,10 @@ int tsv_parse(tsv *t, char *text, size_t len, const char *name, char *err, size_
 int tsv_read(tsv *t, const char *path, char *err, size_t n)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, n, "cannot read %s: %s", path, strerror(errno));
+    size_t size = 0;
+    char *buf = infile_read(path, TSV_MAX_BYTES, &size, err, n); /* a FIFO is refused */
+    if (!buf)
         return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, n, "%s is not a regular file", path);
-        fclose(f);
-        return -1;
-    }
-    if ((size_t)st.st_size > TSV_MAX_BYTES) {
-        snprintf(err, n, "%s: %lld bytes, more than a result file can be", path,
-                 (long long)st.st_size);
-        fclose(f);
-        return -1;
-    }
-    size_t size = (size_t)st.st_size;
-    char *buf = malloc(size + 1);
-    if (!buf) {
-        snprintf(err, n, "%s: out of memory", path);
-        fclose(f);
-        return -1;
-    }
-    size_t got = fread(buf, 1, size, f);
-    fclose(f);
-    if (got != size) {
-        snprintf(err, n, "%s: read %zu of %zu bytes", path, got, size);
-        free(buf);
-        return -1;
-    }
-    buf[size] = '\0';
     if (tsv_parse(t, buf, size, path, err, n) != 0) {
         tsv_free(t);
         return -1;

@@ -275,7 +275,7 @@ static const task *open_letters(config *c, size_t n, const char *name)
     free(text);
     config_defaults(c);
     snprintf(c->task, sizeof c->task, "file:%s", path);
-    const task *t = task_open(c, err, sizeof err);
+    const task *t = task_open_new(c, err, sizeof err); /* as a new run reads it */
     ck_assert_msg(t != NULL, "%s", err);
     return t;
 }
@@ -360,28 +360,42 @@ START_TEST(words_are_parsed_and_shown_with_the_vocabulary)
 }
 END_TEST
 
+/* The text config_write_tsv gives for c (free it). */
+static char *config_text(const config *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(config_write_tsv(c, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    return buf;
+}
+
 START_TEST(only_a_file_task_writes_data_crc)
 {
     config c;
     config_defaults(&c);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    config_write_tsv(&c, f);
-    fclose(f);
+    c.data_crc = 1234; /* whatever it holds: a generated task has no data file */
+    char *buf = config_text(&c);
     ck_assert_ptr_null(strstr(buf, "data_crc"));
     free(buf);
-    c.data_crc = 1234;
-    f = open_memstream(&buf, &len);
-    config_write_tsv(&c, f);
-    fclose(f);
-    ck_assert_ptr_nonnull(strstr(buf, "\ndata_crc\t1234\n"));
-    config back;
-    config_defaults(&back);
-    char err[256];
-    ck_assert_int_eq(config_read_text(&back, buf, err, sizeof err), 0);
-    ck_assert_uint_eq(back.data_crc, 1234);
-    free(buf);
+    snprintf(c.task, sizeof c.task, "file:x.tsv");
+    for (unsigned long crc = 0; crc <= 1234; crc += 1234) {
+        /* a file task's CRC is written whatever it is, 0 too: 0 checks like any other */
+        c.data_crc = crc;
+        buf = config_text(&c);
+        char want[64];
+        snprintf(want, sizeof want, "\ndata_crc\t%lu\n", crc);
+        ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
+        config back;
+        config_defaults(&back);
+        back.data_crc = 99;
+        char err[256];
+        ck_assert_int_eq(config_read_text(&back, buf, err, sizeof err), 0);
+        ck_assert_uint_eq(back.data_crc, crc);
+        free(buf);
+    }
 }
 END_TEST
 
