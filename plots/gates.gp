@@ -16,6 +16,7 @@
 #
 # Reads. DIR/figure_vars.gp when present (task; models, whose first LSTM group names the
 #        trace folder, e.g. trace/lstm:hidden=256/ in a sweep)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/trace/lstm/enc.gate_i.tsv enc.gate_f.tsv enc.gate_o.tsv enc.cell.tsv
 #                       (src × unit: one row per source step, one column per unit)
 #        DIR/trace/lstm/dec.gate_i.tsv dec.gate_f.tsv dec.gate_o.tsv dec.cell.tsv
@@ -53,9 +54,13 @@ set datafile separator "\t"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
 if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
-if (!exists("task")) { task = "" }
 # A group of runs is named after its model, plus the settings that tell its setups apart
 # ("lstm:hidden=256"); people read it as the command line said it ("lstm --hidden 256").
 base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
@@ -196,12 +201,13 @@ pw = 480; ph = 26 * K; gap = 130; vgap = 95; left = 110; right = 150; top = 130
 oh = 190; bottom = 80 + oh + 110
 W = left + 2 * pw + gap + right
 H = top + 4 * ph + 3 * vgap + bottom
-lstm_name = group eq "lstm" ? "LSTM" : "LSTM (".enh(pretty(group)).")"
+lstm_name = group eq "lstm" ? "LSTM" : "LSTM (".pretty(group).")"
+# (drawn without enhanced text: the task's name is any file name)
 heading = sprintf("%s: the %d units of %d with the longest memory, over one example", \
                   lstm_name, K, units) . (strlen(task) > 0 ? " (task ".task.")" : "") . "\n" . \
-          "{/*0.85 units sorted by their mean forget gate, highest at the top; " . \
+          "units sorted by their mean forget gate, highest at the top; " . \
           "x: the steps, labelled with their tokens; gates 0 = closed (white) … " . \
-          "1 = open (dark)}"
+          "1 = open (dark)"
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
@@ -211,7 +217,7 @@ do for [fmt in "png svg"] {
             name "gates" background rgb "white"
     }
     set output out.".".fmt
-    set multiplot title heading font ",14"
+    set multiplot title heading font ",14" noenhanced
     set tics out nomirror
     # one tic per chosen unit, labelled with its number
     set ytics () font ",11"
