@@ -253,9 +253,12 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
     char flag[CONFIG_STR_MAX];
     config_flag_name(f, flag, sizeof flag);
     if (f->type == CFG_STRING) {
-        int printable = 1; /* names only: no tabs, newlines or control characters */
+        /* names only: no spaces, tabs, newlines or control characters; a data file's
+         * path (task file:PATH) may hold spaces, as any file name may */
+        const int path = strcmp(f->name, "task") == 0 && strncmp(text, "file:", 5) == 0;
+        int printable = 1;
         for (const char *p = text; *p; p++)
-            if ((unsigned char)*p < 0x21 || *p == 0x7f)
+            if ((unsigned char)*p < (path ? 0x20 : 0x21) || *p == 0x7f)
                 printable = 0;
         const size_t size = f->size ? f->size : CONFIG_STR_MAX;
         if (text[0] == '\0' || strlen(text) >= size || !printable ||

@@ -2,13 +2,18 @@
  * report.h; drawing the figures is report_draw.c's, the web page report_page.c's).
  *
  * Design. figure_vars.gp is gnuplot code the figure scripts load, so what it holds is
- * limited to what cannot be code: numbers printed here, and strings — the task, the
- * model names, the lengths — whose every character is a letter, a digit, a space or one
- * of _.:=,+- (gp_string). Inside gnuplot's double quotes none of these means anything
- * (the characters that do are the quote, the backslash and the backquote, which runs a
- * shell command), so a name that passed is a string and nothing else; one that did not
- * is refused, never escaped. The values come from run directories that rundir_load
- * checked against the registries, so a refusal here means a check was missed.
+ * limited to what cannot be code: numbers printed here, and strings — the model names,
+ * the lengths — whose every character is a letter, a digit, a space or one of _.:=,+-
+ * (gp_string). Inside gnuplot's double quotes none of these means anything (the
+ * characters that do are the quote, the backslash and the backquote, which runs a shell
+ * command), so a name that passed is a string and nothing else; one that did not is
+ * refused, never escaped. The values come from run directories that rundir_load checked
+ * against the registries, so a refusal here means a check was missed.
+ *
+ * The task is not among them: a file task is named after its file, and a file may be
+ * called anything (数据.tsv, my data (2).tsv). Its name goes to task.txt, a line of text
+ * the scripts read with system("cat ...") — a string, never parsed — and draw without
+ * enhanced text.
  *
  * The traces are copied, not linked: a comparison directory holds its own copies. They
  * are gnuplot's data, so each copy is checked to be a labelled matrix of numbers with
@@ -87,7 +92,6 @@ typedef struct vars_ctx {
     const report_facts *fx;
     const char *models;  /* the model names, space-separated */
     const char *lengths; /* the position lengths, space-separated */
-    const char *task;    /* the task as figures name it (task_short_name: "dates") */
 } vars_ctx;
 
 static int write_vars(FILE *f, const void *p)
@@ -96,9 +100,16 @@ static int write_vars(FILE *f, const void *p)
     const config *cfg = v->fx->cfg;
     fprintf(f, "# written by attnlab report: the facts the figure scripts need\n");
     fprintf(f, "train_min = %zu\ntrain_max = %zu\n", cfg->train_min, cfg->train_max);
-    fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\ntask = \"%s\"\nmodels = \"%s\"\n",
-            cfg->symbols, v->task, v->models);
+    fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\nmodels = \"%s\"\n", cfg->symbols,
+            v->models);
     fprintf(f, "position_lengths = \"%s\"\nseeds = %zu\n", v->lengths, v->fx->seeds);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Writes the string ctx and a newline. */
+static int write_line(FILE *f, const void *ctx)
+{
+    fprintf(f, "%s\n", (const char *)ctx);
     return ferror(f) ? -1 : 0;
 }
 
@@ -122,19 +133,18 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
         at += (size_t)sprintf(lengths + at, k ? " %zu" : "%zu", fx->position_lengths[k]);
     char task_word[CONFIG_TASK_MAX];
     task_short_name(fx->cfg->task, task_word, sizeof task_word);
-    const char *bad = !gp_string_ok(task_word) ? task_word
-                      : !gp_string_ok(models)    ? models
-                                                 : NULL;
     int rc;
-    if (bad) {
+    if (!gp_string_ok(models)) {
         char shown[100];
         snprintf(err, n, "figure_vars.gp: '%s' is not passed to gnuplot (accepted: letters, "
-                 "digits and _.:=,+-)", rundir_printable(bad, shown, sizeof shown));
+                 "digits and _.:=,+-)", rundir_printable(models, shown, sizeof shown));
         rc = -1;
     } else {
-        vars_ctx v = {fx, models, lengths, task_word};
+        vars_ctx v = {fx, models, lengths};
         rc = afile_write(out, "figure_vars.gp", write_vars, &v, err, n);
     }
+    if (rc == 0)
+        rc = afile_write(out, "task.txt", write_line, task_word, err, n);
     free(models);
     free(lengths);
     return rc;

@@ -11,6 +11,7 @@
  * A comparison directory (docs/results-format.md), once summary_report has written its
  * tables, gets from here, in this order:
  *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
+ *     task.txt           the task's name, which they read as text (report_write_vars)
  *     trace/NAME/X.tsv   the matrices of the first run of each model (report_copy_traces)
  *     figures/F.png .svg drawn by gnuplot running each plots/F.gp (report_draw)
  *     report.html        the summary table, the figures this report drew inline as PNG,
@@ -90,10 +91,12 @@ const char *report_page_name(void);
  * line in err naming the first that is not. */
 int report_check_out(const char *out, const report_facts *fx, char *err, size_t n);
 
-/* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, task, models,
+/* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, models,
  * position_lengths and seeds as gnuplot variables. Every string is checked to hold only
  * letters, digits, spaces and _.:=,+- (nothing gnuplot reads as code inside double
- * quotes); anything else is refused. Returns 0, or -1 with one line in err (n bytes). */
+ * quotes); anything else is refused. Then out/task.txt: the task's name as the figures
+ * show it (task_short_name), one line of text the scripts read as data, so a data file
+ * may have any name. Returns 0, or -1 with one line in err (n bytes). */
 int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);
 
 /* Copies the TSV files of RUN/trace/ into out/trace/NAME/ for each model NAME and its

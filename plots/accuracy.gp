@@ -8,6 +8,7 @@
 # (a uniform guess among the data symbols, 1/symbols).
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models, seeds)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/accuracy.tsv, one row per model and length, statistics over seeds:
 #          model params len seeds token_mean token_sd token_min token_max
 #          seq_mean seq_sd seq_min seq_max
@@ -35,6 +36,11 @@ load dir."/figure_vars.gp"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
 # temporary one and moves each figure into DIR/figures once it is complete).
 if (!exists("figs")) { figs = dir."/figures" }
@@ -107,7 +113,7 @@ do for [fmt in "png svg"] {
     set multiplot layout 1, 2 margins 0.06, 0.98, 0.2, 0.88 spacing 0.07 \
         title sprintf("Task %s: accuracy against sequence length " . \
                       "(greedy decoding; line = mean over %d seed(s), band = min–max)", \
-                      task, seeds) font ",14"
+                      task, seeds) font ",14" noenhanced
 
     # ---- the look both panels share ---------------------------------------------------
     set border 3

@@ -25,6 +25,8 @@
 #        names the model only with its settings; the title then shows them as flags)
 #        each a labelled matrix: a header row "rows\cols" then the column tokens, then
 #        one row per row token (docs/results-format.md). Layer K and head J count from 0.
+#        The tokens are read as plain text and drawn as written (below, "Labels"):
+#        a token of your own data may be any word, '#', '"' and '{' included.
 # Writes. DIR/figures/attention_rnn, attention_enc_self, attention_dec_self,
 #         attention_cross, each as .png and .svg (into FIGS/ instead when figs='FIGS'
 #         is given). A figure whose files are missing (the model was not traced) is
@@ -87,6 +89,19 @@ if (exists("models")) {
 # Where the matrices are: one folder per group in a comparison, or the one given.
 rnn_dir = exists("trace") ? trace : dir."/trace/".rnn_group
 tdir    = exists("trace") ? trace : dir."/trace/".tfm_group
+# ---- Labels: a labelled matrix read in two parts ---------------------------------------
+# A matrix file holds the tokens in its first row and first column, the weights
+# elsewhere. gnuplot's data reader would take a token starting with '#' for a comment and
+# a '"' for the start of a quoted string, and its enhanced text would take x_1 for a
+# subscript, so the two parts are read apart: the weights through a pipe that cuts the
+# labels off (numbers only), the tokens as plain strings (system() returns text, which
+# is never parsed), drawn as tic labels with enhanced text off.
+numbers(f) = "< tail -n +2 ".shq(f)." | cut -f 2-"
+col_labels(f) = system("head -n 1 ".shq(f)." | cut -f 2-")   # separated by tabs
+row_labels(f) = system("tail -n +2 ".shq(f)." | cut -f 1")   # one per line
+# item k (from 1) of the list s whose items are separated by sep
+item(s, sep, k) = k <= 1 ? (strstrt(s, sep) == 0 ? s : s[1:strstrt(s, sep) - 1]) : \
+    item(s[strstrt(s, sep) + 1:], sep, k - 1)
 # The corner cell of a matrix file names its axes, "rows\cols" (e.g. "tgt\src").
 corner(f) = system("head -n 1 ".shq(f)." | cut -f 1")
 rows_of(c) = strstrt(c, "\\") > 0 ? c[1:strstrt(c, "\\") - 1] : c
@@ -117,10 +132,17 @@ f = rnn_dir."/alignment.tsv"
 if (!file_exists(f)) {
     print "attention.gp: no ".f." (rnn_attention not traced): skipping attention_rnn"
 } else {
-    stats f matrix rowheaders columnheaders nooutput
-    n = int(STATS_size_x) > int(STATS_size_y) ? int(STATS_size_x) : int(STATS_size_y)
+    stats numbers(f) matrix nooutput
+    nx = int(STATS_size_x); ny = int(STATS_size_y)
+    n = nx > ny ? nx : ny
     pmax = STATS_max > 0 ? STATS_max : 1
     c = corner(f)
+    # one tic per token: keys along x, queries along y
+    xl = col_labels(f); yl = row_labels(f)
+    set xtics () noenhanced
+    set ytics () noenhanced
+    do for [k = 1:nx] { set xtics add (item(xl, "\t", k) k - 1) }
+    do for [k = 1:ny] { set ytics add (item(yl, "\n", k) k - 1) }
     # Numbers in the cells when they fit; white on dark cells, black on light ones.
     show_values = n <= 12
     # smaller token labels for long examples, so neighbours do not overlap
@@ -149,12 +171,12 @@ if (!file_exists(f)) {
         set xlabel xname(c)
         set ylabel yname(c)
         if (show_values) {
-            plot f matrix rowheaders columnheaders using 1:2:($3 / pmax) with image, \
-                 f matrix rowheaders columnheaders \
+            plot numbers(f) matrix using 1:2:($3 / pmax) with image, \
+                 numbers(f) matrix \
                      using 1:2:($3 < 0.005 ? "" : sprintf("%.2f", $3)):(ink($3)) \
                      with labels tc rgb variable font ",10"
         } else {
-            plot f matrix rowheaders columnheaders using 1:2:($3 / pmax) with image
+            plot numbers(f) matrix using 1:2:($3 / pmax) with image
         }
         set output
     }
@@ -194,9 +216,16 @@ do for [kind in "enc_self dec_self cross"] {
               "the causal mask hides the steps that come later}" : \
               who." cross-attention: output steps over source tokens\n".sub."\n" . \
               "{/*0.85 a diagonal means output t looks at input t}"
-        stats first matrix rowheaders columnheaders nooutput
-        n = int(STATS_size_x) > int(STATS_size_y) ? int(STATS_size_x) : int(STATS_size_y)
+        stats numbers(first) matrix nooutput
+        nx = int(STATS_size_x); ny = int(STATS_size_y)
+        n = nx > ny ? nx : ny
         c = corner(first)
+        # the tokens of the example, the same in every panel of this kind
+        xl = col_labels(first); yl = row_labels(first)
+        set xtics () noenhanced
+        set ytics () noenhanced
+        do for [k = 1:nx] { set xtics add (item(xl, "\t", k) k - 1) }
+        do for [k = 1:ny] { set ytics add (item(yl, "\n", k) k - 1) }
         # Panel size in pixels grows with the number of tokens so the labels stay legible.
         cell = n <= 12 ? 280 : n <= 24 ? 380 : 520
         tic_font = n <= 12 ? ",11" : n <= 24 ? ",9" : ",7"
@@ -232,7 +261,7 @@ do for [kind in "enc_self dec_self cross"] {
                     # this panel's own scale: its largest weight is the darkest blue
                     pmax = 1
                     if (file_exists(f)) {
-                        stats f matrix rowheaders columnheaders nooutput
+                        stats numbers(f) matrix nooutput
                         pmax = STATS_max > 0 ? STATS_max : 1
                     }
                     set title sprintf("layer %d, head %d  (max %.2f)", k, j, pmax) font ",12"
@@ -254,11 +283,10 @@ do for [kind in "enc_self dec_self cross"] {
                     } else {
                         if (kind eq "dec_self") {
                             # keys after the query ($1 > $2) are masked: draw nothing there
-                            plot f matrix rowheaders columnheaders \
+                            plot numbers(f) matrix \
                                 using 1:2:($1 > $2 ? NaN : $3 / pmax) with image
                         } else {
-                            plot f matrix rowheaders columnheaders using 1:2:($3 / pmax) \
-                                with image
+                            plot numbers(f) matrix using 1:2:($3 / pmax) with image
                         }
                     }
                 }

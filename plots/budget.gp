@@ -10,6 +10,7 @@
 # left out), both on log scales so that 300 and 30,000 steps both read.
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, task, models, seeds)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/budget.tsv, one row per model and logged step, statistics over seeds:
 #          model step seeds running seconds_median seq_median seq_min seq_max
 #          tok_median tok_min tok_max
@@ -38,6 +39,11 @@ load dir."/figure_vars.gp"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 if (!exists("figs")) { figs = dir."/figures" }
 data = dir."/budget.tsv"
 out  = figs."/budget"
@@ -99,7 +105,7 @@ do for [fmt in "png svg"] {
     set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
         title sprintf("Task %s: validation accuracy against training budget, lengths %d–%d " . \
                       "(line = median over %d seed(s), band = min–max)", \
-                      task, train_min, train_max, seeds) font ",14"
+                      task, train_min, train_max, seeds) font ",14" noenhanced
     set border 3
     set tics nomirror out
     set grid xtics ytics mxtics lc rgb "#D4D4D4" lw 1 dt 3

@@ -11,6 +11,7 @@
 # copied; above it, the model also copies lengths it never trained on.
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, task, seeds)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/capacity.tsv, one row per setup:
 #          model base setups params seeds reach_median reach_min reach_max
 #          tok_train_max_mean tok_train_max_min tok_train_max_max
@@ -33,6 +34,11 @@ load dir."/figure_vars.gp"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 if (!exists("figs")) { figs = dir."/figures" }
 data = dir."/capacity.tsv"
 out  = figs."/capacity"
@@ -74,7 +80,7 @@ do for [fmt in "png svg"] {
     set output out.".".fmt
     set title sprintf("Task %s, trained on lengths %d–%d: reach against size " . \
                       "(median over %d seed(s), bar = min–max)", task, train_min, \
-                      train_max, seeds) font ",13"
+                      train_max, seeds) font ",13" noenhanced
     set border 3
     set tics nomirror out
     set grid xtics ytics mxtics lc rgb "#D4D4D4" lw 1 dt 3

@@ -11,6 +11,7 @@
 # show as the validation loss rising while the training loss falls.
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models, seeds)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/curves.tsv, one row per model and logged step, statistics over seeds:
 #          model step seeds seconds_mean loss_mean loss_min loss_max
 #          acc_mean acc_min acc_max val_loss_mean val_loss_min val_loss_max
@@ -39,6 +40,11 @@ load dir."/figure_vars.gp"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
 # temporary one and moves each figure into DIR/figures once it is complete).
 if (!exists("figs")) { figs = dir."/figures" }
@@ -103,7 +109,7 @@ do for [fmt in "png svg"] {
     set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
         title sprintf("Task %s: training curves, lengths %d–%d " . \
                       "(teacher forcing; line = mean over %d seed(s), band = min–max)", \
-                      task, train_min, train_max, seeds) font ",14"
+                      task, train_min, train_max, seeds) font ",14" noenhanced
 
     set border 3
     set tics nomirror out

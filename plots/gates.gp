@@ -16,11 +16,14 @@
 #
 # Reads. DIR/figure_vars.gp when present (task; models, whose first LSTM group names the
 #        trace folder, e.g. trace/lstm:hidden=256/ in a sweep)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/trace/lstm/enc.gate_i.tsv enc.gate_f.tsv enc.gate_o.tsv enc.cell.tsv
 #                       (src × unit: one row per source step, one column per unit)
 #        DIR/trace/lstm/dec.gate_i.tsv dec.gate_f.tsv dec.gate_o.tsv dec.cell.tsv
 #                       (tgt × unit)
 #        labelled matrices as in docs/results-format.md; the rows become the x axis here.
+#        The tokens are read as plain text and drawn as written: a token of your own
+#        data may be any word, '#', '"' and '{' included.
 # Writes. DIR/figures/gates.png and DIR/figures/gates.svg (FIGS/ instead with
 #         figs='FIGS'); nothing (with a message) when the LSTM was not traced.
 #
@@ -51,9 +54,13 @@ set datafile separator "\t"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
 if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
-if (!exists("task")) { task = "" }
 # A group of runs is named after its model, plus the settings that tell its setups apart
 # ("lstm:hidden=256"); people read it as the command line said it ("lstm --hidden 256").
 base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
@@ -81,6 +88,18 @@ system("mkdir -p ".shq(figs))
 parts = "enc dec"
 kinds = "gate_i gate_f gate_o cell"
 
+# A matrix file holds the tokens in its first column (and the unit numbers in its first
+# row), the values elsewhere. gnuplot's data reader would take a token starting with '#'
+# for a comment and a '"' for the start of a quoted string, and its enhanced text would
+# take x_1 for a subscript, so the two parts are read apart: the values through a pipe
+# that cuts the labels off (numbers only), the tokens as one plain string (system()
+# returns text, which is never parsed), drawn as tic labels with enhanced text off.
+numbers(f) = "< tail -n +2 ".shq(f)." | cut -f 2-"
+row_labels(f) = system("tail -n +2 ".shq(f)." | cut -f 1")   # one per line
+# item k (from 1) of the list s whose items are separated by sep
+item(s, sep, k) = k <= 1 ? (strstrt(s, sep) == 0 ? s : s[1:strstrt(s, sep) - 1]) : \
+    item(s[strstrt(s, sep) + 1:], sep, k - 1)
+
 missing = ""
 do for [p in parts] {
     do for [g in kinds] {
@@ -95,14 +114,20 @@ if (strlen(missing) > 0) {
 
 # ---- choose the units ----------------------------------------------------------------
 # The mean forget gate of unit u over every step of both halves; the K highest, sorted.
-stats tdir."/enc.gate_f.tsv" matrix rowheaders columnheaders nooutput
+# The two forget-gate matrices are read once, their values only, into datablocks.
+set print $enc_f
+print system("tail -n +2 ".shq(tdir."/enc.gate_f.tsv")." | cut -f 2-")
+set print $dec_f
+print system("tail -n +2 ".shq(tdir."/dec.gate_f.tsv")." | cut -f 2-")
+set print "-"
+stats $enc_f matrix nooutput
 units = int(STATS_size_x)
 K = units < 8 ? units : 8
 array fmean[units]
 do for [u = 0:units - 1] {
-    stats tdir."/enc.gate_f.tsv" matrix rowheaders columnheaders every ::u::u using 3 nooutput
+    stats $enc_f matrix every ::u::u using 3 nooutput
     s_enc = STATS_sum; n_enc = STATS_records
-    stats tdir."/dec.gate_f.tsv" matrix rowheaders columnheaders every ::u::u using 3 nooutput
+    stats $dec_f matrix every ::u::u using 3 nooutput
     fmean[u + 1] = (s_enc + STATS_sum) / (n_enc + STATS_records)
 }
 # chosen[r] is the unit (from 0) of rank r (from 1): K passes of "the largest not taken"
@@ -127,13 +152,12 @@ do for [p in parts] {
     do for [g in kinds] {
         f = tdir."/".p.".".g.".tsv"
         eval sprintf("set table $%s_%s", p, g)
-        plot f matrix rowheaders columnheaders every ::chosen[1]::chosen[1] \
-            using 2:(0):3 with table
+        plot numbers(f) matrix every ::chosen[1]::chosen[1] using 2:(0):3 with table
         unset table
         do for [r = 2:K] {
             u = chosen[r]
             eval sprintf("set table $%s_%s append", p, g)
-            plot f matrix rowheaders columnheaders every ::u::u using 2:(r - 1):3 with table
+            plot numbers(f) matrix every ::u::u using 2:(r - 1):3 with table
             unset table
         }
     }
@@ -146,11 +170,13 @@ do for [u = 1:units] {
     print sprintf("%d\t%.6f\t%d", above + 1, fmean[u], taken[u])
 }
 set print "-"
-# The tokens of each step (the row labels).
-enc_tokens = ""
-dec_tokens = ""
-stats tdir."/enc.gate_i.tsv" every ::1 using (enc_tokens = enc_tokens.strcol(1)." ", 0) nooutput
-stats tdir."/dec.gate_i.tsv" every ::1 using (dec_tokens = dec_tokens.strcol(1)." ", 0) nooutput
+# The tokens of each step (the row labels), one per line.
+enc_tokens = row_labels(tdir."/enc.gate_i.tsv")
+dec_tokens = row_labels(tdir."/dec.gate_i.tsv")
+stats numbers(tdir."/enc.gate_i.tsv") matrix nooutput
+enc_steps = int(STATS_size_y)
+stats numbers(tdir."/dec.gate_i.tsv") matrix nooutput
+dec_steps = int(STATS_size_y)
 # One colour scale for the cell state of the chosen units in both halves, symmetric
 # about 0.
 stats $enc_cell using 3 nooutput
@@ -166,6 +192,7 @@ kind_name(g) = g eq "gate_i" ? "input gate i_t (1 = write the new input)" : \
                "cell state c_t (the memory itself)"
 part_name(p) = p eq "enc" ? "Encoder" : "Decoder"
 tokens_of(p) = p eq "enc" ? enc_tokens : dec_tokens
+steps_of(p) = p eq "enc" ? enc_steps : dec_steps
 steps_name(p) = p eq "enc" ? "source step (token read)" : "output step (token written)"
 
 # Layout in pixels: 4 rows × 2 columns of panels (one band of 26 px per unit), colour
@@ -174,12 +201,13 @@ pw = 480; ph = 26 * K; gap = 130; vgap = 95; left = 110; right = 150; top = 130
 oh = 190; bottom = 80 + oh + 110
 W = left + 2 * pw + gap + right
 H = top + 4 * ph + 3 * vgap + bottom
-lstm_name = group eq "lstm" ? "LSTM" : "LSTM (".enh(pretty(group)).")"
+lstm_name = group eq "lstm" ? "LSTM" : "LSTM (".pretty(group).")"
+# (drawn without enhanced text: the task's name is any file name)
 heading = sprintf("%s: the %d units of %d with the longest memory, over one example", \
                   lstm_name, K, units) . (strlen(task) > 0 ? " (task ".task.")" : "") . "\n" . \
-          "{/*0.85 units sorted by their mean forget gate, highest at the top; " . \
+          "units sorted by their mean forget gate, highest at the top; " . \
           "x: the steps, labelled with their tokens; gates 0 = closed (white) … " . \
-          "1 = open (dark)}"
+          "1 = open (dark)"
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
@@ -189,7 +217,7 @@ do for [fmt in "png svg"] {
             name "gates" background rgb "white"
     }
     set output out.".".fmt
-    set multiplot title heading font ",14"
+    set multiplot title heading font ",14" noenhanced
     set tics out nomirror
     # one tic per chosen unit, labelled with its number
     set ytics () font ",11"
@@ -228,12 +256,12 @@ do for [fmt in "png svg"] {
                 unset colorbox
             }
             toks = tokens_of(p)
-            n = words(toks)
+            n = steps_of(p)
             set xrange [-0.5:n - 0.5]
             # one tic per step, labelled with its token; smaller type for long examples
             tic_font = n <= 24 ? ",12" : n <= 40 ? ",9" : ",7"
-            set xtics () font tic_font
-            do for [k = 1:n] { set xtics add (word(toks, k) k - 1) }
+            set xtics () noenhanced font tic_font
+            do for [k = 1:n] { set xtics add (item(toks, "\n", k) k - 1) }
             if (r == 4) { set xlabel steps_name(p) } else { unset xlabel }
             eval sprintf("plot $%s_%s using 1:2:3 with image notitle", p, g)
         }

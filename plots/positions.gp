@@ -8,6 +8,7 @@
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models,
 #        position_lengths, seeds)
+#        DIR/task.txt when present: the task's name, as text
 #        DIR/positions.tsv, one row per model, length and position (1-based):
 #          model len position seeds acc_mean acc_min acc_max
 # Writes. DIR/figures/positions.png and DIR/figures/positions.svg (into FIGS/ instead
@@ -33,6 +34,11 @@ load dir."/figure_vars.gp"
 shq_body(s) = strstrt(s, "'") == 0 ? s : \
     s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
 shq(s) = "'".shq_body(s)."'"
+# The task's name comes from a file name (task file:PATH), so it is read as text, never
+# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
+# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
+task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
+if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
 # temporary one and moves each figure into DIR/figures once it is complete).
 if (!exists("figs")) { figs = dir."/figures" }
@@ -99,7 +105,7 @@ do for [fmt in "png svg"] {
     set multiplot layout 1, n_panels margins 0.07, 0.98, 0.22, 0.86 spacing 0.05 \
         title sprintf("Task %s: accuracy at each output position " . \
                       "(greedy decoding; line = mean over %d seed(s), band = min–max)", \
-                      task, seeds) font ",14"
+                      task, seeds) font ",14" noenhanced
 
     set border 3
     set tics nomirror out

@@ -371,6 +371,32 @@ static char *config_text(const config *c)
     ck_assert_int_eq(fclose(f), 0);
     return buf;
 }
+/* A data file may have any name a file system takes, spaces included; a tab, a newline or
+ * a control character cannot be stored in config.tsv and is refused by name. Other
+ * settings are names: a space there is still refused. */
+START_TEST(a_data_file_path_may_hold_spaces)
+{
+    static const char *const good[] = {"file:my data (2).tsv", "file:数据/第 1 组.tsv",
+                                       "file: leading space.tsv"};
+    static const char *const bad[] = {"file:a\tb.tsv", "file:a\nb.tsv", "co py"};
+    const config_field *task_f = config_find("task"), *cell = config_find("cell");
+    ck_assert_ptr_nonnull(task_f);
+    ck_assert_ptr_nonnull(cell);
+    config c;
+    config_defaults(&c);
+    char err[512];
+    for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+        ck_assert_msg(config_set(&c, task_f, good[k], err, sizeof err) == 0, "%s: %s", good[k],
+                      err);
+        ck_assert_str_eq(c.task, good[k]);
+    }
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_ne(config_set(&c, task_f, bad[k], err, sizeof err), 0);
+        ck_assert_msg(strstr(err, "--task"), "%s", err);
+    }
+    ck_assert_int_ne(config_set(&c, cell, "gr u", err, sizeof err), 0);
+}
+END_TEST
 
 START_TEST(only_a_file_task_writes_data_crc)
 {
@@ -550,6 +576,7 @@ Suite *make_data_suite(void)
     tcase_add_test(tc, a_nul_byte_is_a_control_character_not_an_end);
     tcase_add_test(tc, too_few_examples_or_symbols_are_refused);
     tcase_add_test(tc, only_a_file_task_writes_data_crc);
+    tcase_add_test(tc, a_data_file_path_may_hold_spaces);
     suite_add_tcase(s, tc);
     tc = tcase_create("split");
     tcase_add_test(tc, the_split_is_fixed_disjoint_and_independent_of_the_order);

@@ -309,6 +309,150 @@ START_TEST(test_paths_are_quoted_for_the_shell)
 }
 END_TEST
 
+/* ---- a token is drawn as written ----------------------------------------------------- */
+
+/* Words a file task accepts that gnuplot would read as something else: a comment ('#'),
+ * quotes, enhanced-text markup (_ ^ { } \ and a font change), XML's own characters, and
+ * Chinese. The SVG writes & and < as entities; the test reads them back. */
+static const char *const odd_words[] = {"#a",   "'",   "\"q",  "x_y^z", "{/=50",
+                                        "b}",   "c\\d", "数据", "a&<b"};
+enum { N_ODD = sizeof odd_words / sizeof odd_words[0] };
+
+/* Writes a labelled matrix: corner, then the column labels, then one row per row label;
+ * cell (i, j) is value(i, j). The labels are odd_words (rows: reversed) or unit numbers. */
+static void write_odd_matrix(const char *path, const char *corner, size_t nr, size_t nc,
+                             int units, double (*value)(size_t, size_t))
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(corner, f);
+    for (size_t j = 0; j < nc; j++) {
+        if (units)
+            fprintf(f, "\t%zu", j);
+        else
+            fprintf(f, "\t%s", odd_words[j]);
+    }
+    for (size_t i = 0; i < nr; i++) {
+        fprintf(f, "\n%s", odd_words[N_ODD - 1 - i]);
+        for (size_t j = 0; j < nc; j++)
+            fprintf(f, "\t%.4f", value(i, j));
+    }
+    fputc('\n', f);
+    ck_assert(fclose(f) == 0);
+}
+
+/* Every cell its own value, 0.01 to 0.81: the attention figure prints each one. */
+static double cell_value(size_t i, size_t j) { return 0.01 * (double)(i * N_ODD + j + 1); }
+static double gate_value(size_t i, size_t j) { return 0.1 + 0.01 * (double)(i + j); }
+
+/* The text elements of an SVG file, in order, without the tags inside them (enhanced
+ * text is drawn as <tspan>s) and with XML's entities read back: n strings, each followed
+ * by '\n', in buf. */
+static size_t svg_texts(const char *path, char *buf, size_t cap)
+{
+    char *svg = ru_slurp_all(path, NULL);
+    ck_assert_msg(svg != NULL, "cannot read %s", path);
+    size_t o = 0, n = 0;
+    for (const char *p = svg; (p = strstr(p, "<text")) != NULL; n++) {
+        p = strchr(p, '>');
+        ck_assert(p != NULL);
+        const char *end = strstr(++p, "</text>");
+        ck_assert(end != NULL);
+        for (; p < end && o + 2 < cap; p++) {
+            static const struct { const char *ent; char c; } ents[] = {
+                {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+            if (*p == '<') { /* a tag inside the text: <tspan ...>, </tspan> */
+                const char *close = strchr(p, '>');
+                ck_assert(close != NULL && close < end);
+                p = close;
+                continue;
+            }
+            size_t k = 0;
+            while (k < 5 && strncmp(p, ents[k].ent, strlen(ents[k].ent)) != 0)
+                k++;
+            if (k < 5) {
+                buf[o++] = ents[k].c;
+                p += strlen(ents[k].ent) - 1;
+            } else {
+                buf[o++] = *p;
+            }
+        }
+        buf[o++] = '\n';
+    }
+    buf[o] = '\0';
+    free(svg);
+    return n;
+}
+
+/* Is every word of list (n of them, from step by step) a text element of texts, in order
+ * and next to each other? */
+static int has_run(const char *texts, const char *const *list, size_t n, int reversed)
+{
+    char want[1024] = "\n";
+    for (size_t k = 0; k < n; k++) {
+        strcat(want, list[reversed ? n - 1 - k : k]);
+        strcat(want, "\n");
+    }
+    return strstr(texts, want) != NULL || strncmp(texts, want + 1, strlen(want + 1)) == 0;
+}
+
+START_TEST(every_token_is_drawn_as_written)
+{
+    char dir[] = "/tmp/attnlab-plots-XXXXXX", path[PATH_LEN];
+    copy_fixture(dir);
+    /* every trace of the fixture relabelled with the odd words */
+    snprintf(path, sizeof path, "%s/trace/rnn_attention/alignment.tsv", dir);
+    write_odd_matrix(path, "tgt\\src", N_ODD, N_ODD, 0, cell_value);
+    static const char *const kinds[] = {"enc_self", "dec_self", "cross"};
+    for (size_t k = 0; k < 3; k++)
+        for (int l = 0; l < 2; l++)
+            for (int h = 0; h < 2; h++) {
+                snprintf(path, sizeof path, "%s/trace/transformer/%s.l%d.h%d.tsv", dir,
+                         kinds[k], l, h);
+                write_odd_matrix(path, k == 1 ? "tgt\\tgt" : "tgt\\src", N_ODD, N_ODD, 0,
+                                 cell_value);
+            }
+    static const char *const gates[] = {"gate_i", "gate_f", "gate_o", "cell"};
+    for (size_t g = 0; g < 4; g++)
+        for (int half = 0; half < 2; half++) {
+            snprintf(path, sizeof path, "%s/trace/lstm/%s.%s.tsv", dir, half ? "dec" : "enc",
+                     gates[g]);
+            write_odd_matrix(path, half ? "tgt\\unit" : "src\\unit", N_ODD, 6, 1, gate_value);
+        }
+    static char texts[1 << 16];
+    /* the additive attention: every token on both axes, every cell's value */
+    ck_assert_msg(draw(dir, "attention") == 0, "plots/attention.gp failed: %s",
+                  peek(dir, "attention", "err"));
+    snprintf(path, sizeof path, "%s/figures/attention_rnn.svg", dir);
+    svg_texts(path, texts, sizeof texts);
+    ck_assert_msg(has_run(texts, odd_words, N_ODD, 0), "the keys are not drawn as written:\n%s",
+                  texts);
+    ck_assert_msg(has_run(texts, odd_words, N_ODD, 1), "the queries are not drawn as "
+                  "written:\n%s", texts);
+    for (size_t i = 0; i < N_ODD; i++)
+        for (size_t j = 0; j < N_ODD; j++) {
+            char cell[32];
+            snprintf(cell, sizeof cell, "\n%.2f\n", cell_value(i, j));
+            ck_assert_msg(strstr(texts, cell), "cell (%zu, %zu) = %s is missing", i, j,
+                          cell + 1);
+        }
+    /* the Transformer's grids: the tokens of both axes */
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/figures/attention_%s.svg", dir, kinds[k]);
+        svg_texts(path, texts, sizeof texts);
+        ck_assert_msg(has_run(texts, odd_words, N_ODD, 0) && has_run(texts, odd_words, N_ODD, 1),
+                      "attention_%s does not show the tokens as written:\n%s", kinds[k], texts);
+    }
+    /* the LSTM's gates: every step labelled with its token, in order */
+    ck_assert_msg(draw(dir, "gates") == 0, "plots/gates.gp failed: %s", peek(dir, "gates", "err"));
+    snprintf(path, sizeof path, "%s/figures/gates.svg", dir);
+    svg_texts(path, texts, sizeof texts);
+    ck_assert_msg(has_run(texts, odd_words, N_ODD, 1), "the gates' steps are not drawn as "
+                  "written:\n%s", texts);
+    remove_dir(dir);
+}
+END_TEST
+
 /* ---- a figure is replaced only by a complete one ----------------------------------------- */
 
 /* The figure files of dir/figures (names and bytes), to compare before and after. */
@@ -578,6 +722,7 @@ Suite *make_plots_suite(void)
         tcase_add_test(tc, test_variants_draw);
         tcase_add_loop_test(tc, test_missing_traces_skip, 0, N_FIGURE_CASES);
         tcase_add_loop_test(tc, test_paths_are_quoted_for_the_shell, 0, N_FIGURE_CASES);
+        tcase_add_test(tc, every_token_is_drawn_as_written);
         tcase_set_timeout(tc, 120);
         suite_add_tcase(s, tc);
         tc = tcase_create("report");
