@@ -196,7 +196,8 @@ check-pytorch:
 	fi
 
 # Install what is missing, build, then run the quick comparison of the three models into
-# results/demo/ (tables, figures, report.html; about two minutes on two cores).
+# results/demo/ (tables, figures, report.html; about 420 s of CPU, three and a half
+# minutes on two free cores; the LSTM does not reach its target in it, as the report says).
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	$(BIN) compare --preset quick --out results/demo
