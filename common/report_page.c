@@ -95,14 +95,16 @@ static const words
     W_MASKED = {"masked: a later step", "被掩码：之后的步"},
     W_TOO_BIG = {"too large for a table; the values are in", "太大，不列成表；数值见"},
     W_ENDED = {"how its runs ended (convergence.tsv)", "运行如何结束（convergence.tsv）"},
-    W_CAPPED = {"Some runs were stopped by the cap before they reached the target (the "
-                "last column says which): their accuracies are those of models cut short, "
+    W_CAPPED = {"Some runs stopped before they reached the target, at the cap or at a "
+                "plateau below it (the last column says which): their accuracies are those "
+                "of models cut short, "
                 "not of what their architecture can learn. Read such a model's fall with "
                 "length in the figures as the state of a run still learning, not as a "
                 "finding about the model; budget_at.tsv gives the training each model "
                 "needed for fixed accuracies, a run that never got there counted as "
                 "more than its last step.",
-                "有些运行在达到目标之前就被步数上限停止了（最后一列写明是哪些）：它们的准确率"
+                "有些运行在达到目标之前就停止了，或是到了步数上限，或是停在低于目标的平台上"
+                "（最后一列写明是哪些）：它们的准确率"
                 "是被中途截断的模型的准确率，而不是这种结构能学到的水平。图中这样的模型随"
                 "长度下降，应读作一个仍在学习的运行的状态，而不是关于这个模型的结论；"
                 "budget_at.tsv 给出每个模型达到固定准确率所需的训练量，从未达到的运行记为"
@@ -321,7 +323,8 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
             html_text(f, says ? says : "");
             fputs("</td>", f);
         }
-        capped |= says && strstr(says, "stopped by the cap") != NULL;
+        /* any run short of its target: the cap ended it, or a plateau below the target */
+        capped |= says && (strstr(says, "did not reach") || strstr(says, "plateau below"));
         fputs("</tr>\n", f);
     }
     fputs("</table></div>\n", f);

@@ -258,7 +258,7 @@ START_TEST(capped_runs_are_censored)
     ru_fmt(path, sizeof path, "%s/report.html", base);
     t = ru_slurp(path, NULL);
     ck_assert_ptr_nonnull(t);
-    ck_assert_msg(strstr(t, says) && strstr(t, "stopped by the cap before they reached the "
+    ck_assert_msg(strstr(t, says) && strstr(t, "Some runs stopped before they reached the "
                                                "target"), "report.html lacks the note");
     free(t);
     ru_fmt(path, sizeof path, "%s/budget_at.tsv", base);
