@@ -23,6 +23,11 @@
 #ifndef ATTNLAB_CFLAGS
 #define ATTNLAB_CFLAGS "unknown"
 #endif
+/* `git describe --always --dirty` of the source tree at build time (the Makefile passes
+ * it); "unknown" for a build outside a git checkout or without the Makefile */
+#ifndef ATTNLAB_COMMIT
+#define ATTNLAB_COMMIT "unknown"
+#endif
 
 const char *buildinfo_version(void) { return ATTNLAB_VERSION; }
 
@@ -38,6 +43,17 @@ const char *buildinfo_compiler(void)
 }
 
 const char *buildinfo_cflags(void) { return ATTNLAB_CFLAGS; }
+
+const char *buildinfo_commit(char *buf, size_t n, const char **modified)
+{
+    static const char dirty[] = "-dirty";
+    const char *c = ATTNLAB_COMMIT;
+    const size_t len = strlen(c), dl = sizeof dirty - 1;
+    const int is_dirty = len > dl && strcmp(c + len - dl, dirty) == 0;
+    *modified = strcmp(c, "unknown") == 0 ? "unknown" : is_dirty ? "yes" : "no";
+    snprintf(buf, n, "%.*s", (int)(is_dirty ? len - dl : len), c);
+    return buf;
+}
 
 const char *buildinfo_blas(char *path, size_t n)
 {
@@ -77,7 +93,11 @@ void buildinfo_write_tsv(FILE *f)
 {
     char path[1024];
     const char *blas = buildinfo_blas(path, sizeof path);
+    char commit[128];
+    const char *modified;
     fprintf(f, "version\t%s\n", buildinfo_version());
+    fprintf(f, "commit\t%s\n", buildinfo_commit(commit, sizeof commit, &modified));
+    fprintf(f, "modified\t%s\n", modified);
     fprintf(f, "compiler\t%s\n", buildinfo_compiler());
     fprintf(f, "cflags\t%s\n", buildinfo_cflags());
     fprintf(f, "blas\t%s\n", blas);

@@ -17,6 +17,10 @@ const char *buildinfo_version(void);
 const char *buildinfo_compiler(void);
 /* The compiler flags of the build. */
 const char *buildinfo_cflags(void);
+/* The source commit the program was built from (git describe --always, e.g. "afd8161" or
+ * "v0.1.0-3-gafd8161") into buf, "unknown" when the build had no git checkout; *modified
+ * is "yes" when the tree held changes not committed then, "no", or "unknown". Returns buf. */
+const char *buildinfo_commit(char *buf, size_t n, const char **modified);
 /* A short name of the BLAS in use ("OpenBLAS", "GSL gslcblas" or the library's file
  * name) and, in path, the file that supplies cblas_dgemm (empty when unknown). */
 const char *buildinfo_blas(char *path, size_t n);
@@ -27,8 +31,8 @@ int buildinfo_set_threads(size_t threads);
  * "SkylakeX", "NeoverseN1"), or "unknown". Results agree to the bit only between runs on
  * the same kernel: OPENBLAS_CORETYPE=NAME forces one (docs/reliability.md). */
 const char *buildinfo_blas_core(void);
-/* Writes "key<TAB>value" lines: version, compiler, cflags, blas, blas_library,
- * blas_core. */
+/* Writes "key<TAB>value" lines: version, commit, modified, compiler, cflags, blas,
+ * blas_library, blas_core. */
 void buildinfo_write_tsv(FILE *f);
 
 /* Remembers argv[0], from which buildinfo_self_path finds the program where the system

@@ -79,6 +79,12 @@ const config_field config_fields[] = {
      "learning rate after the warm-up", 0, 0},
     {"lr_floor", CFG_DOUBLE, F(lr_floor), 0, 1, NULL,
      "cosine schedule: the last step's rate, as a fraction of --lr", 0, 0},
+    {"decay_steps", CFG_SIZE, F(decay_steps), 0, BIG, NULL,
+     "cosine schedule: steps from the warm-up's end to the floor, then the floor "
+     "(0: to --steps)", 0, 1},
+    {"val_first", CFG_SIZE, F(val_first), 0, BIG, NULL,
+     "first validation step, then every 10% more until --log-every apart (0: every "
+     "--log-every steps)", 0, 1},
     {"checkpoint_every", CFG_SIZE, F(checkpoint_every), 0, BIG, NULL,
      "steps between resumable checkpoints (0: none before the end)", 0, 0},
 };
@@ -115,6 +121,8 @@ void config_defaults(config *c)
     c->val_window = 1;
     strcpy(c->lr_schedule, "constant");
     c->lr_floor = 0.1;
+    c->decay_steps = 0; /* the cosine ends at --steps: the bits of every earlier run */
+    c->val_first = 0;   /* validation at multiples of --log-every only */
     c->checkpoint_every = 500;
 }
 

@@ -69,6 +69,10 @@ typedef struct config {
     size_t val_window;        /* validations the plateau test averages; 1: each alone */
     char lr_schedule[CONFIG_STR_MAX]; /* after warm-up: constant or cosine */
     double lr_floor;          /* cosine: the last step's rate, as a fraction of lr */
+    size_t decay_steps;       /* cosine: steps from the warm-up's end to the floor, after
+                               * which the rate stays there; 0: to `steps` (the cap) */
+    size_t val_first;         /* first validation on the log-spaced schedule; 0: none, every
+                               * log_every steps (train_validates_at) */
     size_t checkpoint_every;  /* steps between resumable checkpoints; 0: only at the end */
 } config;
 

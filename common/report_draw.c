@@ -92,14 +92,17 @@ static const struct figure {
 } figures[] = {
     {"accuracy", {"accuracy"},
      "Token and whole-sequence accuracy against sequence length (mean over seeds, band: "
-     "min-max). The shaded band is the training range; the dashed line is chance. Look "
-     "for the LSTM falling as the distance it must carry each symbol grows, while the "
-     "attention models stay high inside the training range."},
+     "min-max). The shaded band is the training range; the dashed line is chance. Compare "
+     "how each model's accuracy changes with the distance it must carry each symbol, "
+     "inside the training range and beyond it. A model whose runs did not reach the "
+     "target (the last column of the summary says so, and the budget figure marks the "
+     "runs the cap stopped) is shown as it was when it stopped: its fall is that of a "
+     "run cut short, not a limit of the model."},
     {"positions", {"positions"},
      "Accuracy at each output position for a few lengths: where in the sequence each "
-     "model fails. Look at how the LSTM's accuracy falls along the output once the "
-     "sequence outgrows what its state can hold, while the attention models stay flat "
-     "inside the training range."},
+     "model fails, position by position along the output. The same caution as above: "
+     "for a model whose runs did not reach the target, where it fails is where a run "
+     "still learning fails."},
     {"curves", {"curves"},
      "Training loss and teacher-forced token accuracy against step and against seconds "
      "(solid), with the loss and greedy token accuracy on the held-out validation set "
@@ -110,7 +113,9 @@ static const struct figure {
      "seeds, band: min-max): the whole-sequence accuracy at the longest training length "
      "and the token accuracy inside the training range. The horizontal gap between two "
      "models is how many times more training one needs for the same accuracy; a run "
-     "stopped early is carried at its last validation."},
+     "stopped early is carried at its last validation. A cross marks the last validation "
+     "of runs the cap stopped before the target; the dots are the medians of "
+     "budget_at.tsv (filled: reached at that step; open: not reached, more than that)."},
     {"capacity", {"capacity"},
      "How far each setup copies against its size: the reach (the longest length up to "
      "which every length is copied at 99% token accuracy or more; median over seeds, bar: "
@@ -145,11 +150,13 @@ static const struct {
 } captions_zh[] = {
     {"accuracy",
      "逐词准确率和整序列准确率随序列长度的变化（各种子的平均值；色带：最小值到最大值）。"
-     "灰色区域是训练长度范围；虚线是随机猜测的水平。可以看到：LSTM 需要把每个符号携带的"
-     "距离越长，准确率就越低，而注意力模型在训练范围内一直保持很高。"},
+     "灰色区域是训练长度范围；虚线是随机猜测的水平。比较每个模型的准确率如何随它需要"
+     "携带每个符号的距离而变化，在训练范围之内和之外。如果一个模型的运行没有达到目标"
+     "（摘要表的最后一列会写明，预算图也标出了被步数上限停止的运行），图中画的是它停止"
+     "时的样子：它的下降属于一个被中途截断的运行，而不是这个模型的极限。"},
     {"positions",
-     "几个长度下每个输出位置的准确率：每个模型在序列的哪里出错。可以看到：当序列超出 LSTM "
-     "的状态能容纳的长度后，它的准确率沿着输出逐步下降，而注意力模型在训练范围内保持平稳。"},
+     "几个长度下每个输出位置的准确率：每个模型沿着输出在哪个位置出错。同样要注意：对于"
+     "没有达到目标的模型，它出错的位置是一个仍在学习的运行出错的位置。"},
     {"curves",
      "训练损失和教师强制下的逐词准确率随训练步数和秒数的变化（实线），以及留出验证集上的"
      "损失和贪心解码的逐词准确率（虚线）：每个模型按步数和按计算时间学得多快。训练损失下降"
@@ -158,7 +165,8 @@ static const struct {
      "验证准确率随训练步数和秒数的变化（对数坐标；各种子的中位数，色带：最小值到最大值）："
      "最长训练长度上的整序列准确率，以及训练范围内的逐词准确率。两个模型之间的水平距离，"
      "就是达到同样准确率时一个模型需要多几倍的训练；提前停止的运行按它最后一次验证的结果"
-     "延续。"},
+     "延续。叉号标出被步数上限停止、没有达到目标的运行的最后一次验证；圆点是 budget_at.tsv "
+     "的中位数（实心：在该步达到；空心：没有达到，多于该步）。"},
     {"capacity",
      "每个设置能复制多远与它的大小的关系：可达长度（到这个长度为止，每个长度的逐词准确率"
      "都不低于 99%；各种子的中位数，误差线：最小值到最大值）对参数数量作图，同一模型的不同"

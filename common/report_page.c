@@ -93,7 +93,22 @@ static const words
     W_ROW = {"row", "行"},
     W_COL = {"column", "列"},
     W_MASKED = {"masked: a later step", "被掩码：之后的步"},
-    W_TOO_BIG = {"too large for a table; the values are in", "太大，不列成表；数值见"};
+    W_TOO_BIG = {"too large for a table; the values are in", "太大，不列成表；数值见"},
+    W_ENDED = {"how its runs ended (convergence.tsv)", "运行如何结束（convergence.tsv）"},
+    W_CAPPED = {"Some runs stopped before they reached the target, at the cap or at a "
+                "plateau below it (the last column says which): their accuracies are those "
+                "of models cut short, "
+                "not of what their architecture can learn. Read such a model's fall with "
+                "length in the figures as the state of a run still learning, not as a "
+                "finding about the model; budget_at.tsv gives the training each model "
+                "needed for fixed accuracies, a run that never got there counted as "
+                "more than its last step.",
+                "有些运行在达到目标之前就停止了，或是到了步数上限，或是停在低于目标的平台上"
+                "（最后一列写明是哪些）：它们的准确率"
+                "是被中途截断的模型的准确率，而不是这种结构能学到的水平。图中这样的模型随"
+                "长度下降，应读作一个仍在学习的运行的状态，而不是关于这个模型的结论；"
+                "budget_at.tsv 给出每个模型达到固定准确率所需的训练量，从未达到的运行记为"
+                "多于它的最后一步。"};
 
 /* ---- HTML ----------------------------------------------------------------------------- */
 
@@ -233,7 +248,21 @@ static const char *role_of(size_t L, const config *c)
 /* summary.tsv with named columns: a model's settings once (rowspan), then one row per
  * length with what that length is and accuracy as mean ± sd. A summary without the
  * expected columns is shown as it is. */
-static void write_summary(FILE *f, const tsv *t, const report_facts *fx)
+/* The verdict column of convergence.tsv for group (NULL when it has none). */
+static const char *verdict_of(const tsv *conv, const char *group)
+{
+    static const char *const need[] = {"model", "verdict"};
+    long at[2];
+    char why[256];
+    if (!conv || tsv_require(conv, need, at, 2, why, sizeof why) != 0)
+        return NULL;
+    for (size_t r = 0; r < conv->rows; r++)
+        if (strcmp(tsv_get(conv, r, (size_t)at[0]), group) == 0)
+            return tsv_get(conv, r, (size_t)at[1]);
+    return NULL;
+}
+
+static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const tsv *conv)
 {
     static const char *const need[] = {"model",  "params",     "seeds",    "train_seconds_mean",
                                        "len",    "token_mean", "token_sd", "seq_mean",
@@ -247,16 +276,19 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx)
     }
     fprintf(f, "<p>%s</p>\n<div class=\"sum\"><table>\n<tr>", T(W_LENGTHS));
     const words *heads[] = {&W_MODEL, &W_PARAMS, &W_SEEDS, &W_TIME, &W_LEN,
-                            &W_ROLE,  &W_TOKEN,  &W_SEQ};
-    for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++)
+                            &W_ROLE,  &W_TOKEN,  &W_SEQ,   &W_ENDED};
+    const size_t nh = sizeof heads / sizeof heads[0] - (conv ? 0 : 1);
+    for (size_t h = 0; h < nh; h++)
         fprintf(f, "<th>%s</th>", T(*heads[h]));
     fputs("</tr>\n", f);
+    int capped = 0;
+    size_t span = 1; /* the rows of the current model */
     for (size_t r = 0; r < t->rows; r++) {
         const char *group = tsv_get(t, r, (size_t)at[MODEL]);
         const int first = r == 0 || strcmp(tsv_get(t, r - 1, (size_t)at[MODEL]), group) != 0;
         fputs("<tr>", f);
         if (first) {
-            size_t span = 1;
+            span = 1;
             while (r + span < t->rows &&
                    strcmp(tsv_get(t, r + span, (size_t)at[MODEL]), group) == 0)
                 span++;
@@ -284,9 +316,20 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx)
             }
             fputs("</td>", f);
         }
+        /* how the model's runs ended, in the words of convergence.tsv (English) */
+        const char *says = first && conv ? verdict_of(conv, group) : NULL;
+        if (first && conv) {
+            fprintf(f, "<td class=\"l\" rowspan=\"%zu\">", span);
+            html_text(f, says ? says : "");
+            fputs("</td>", f);
+        }
+        /* any run short of its target: the cap ended it, or a plateau below the target */
+        capped |= says && (strstr(says, "did not reach") || strstr(says, "plateau below"));
         fputs("</tr>\n", f);
     }
     fputs("</table></div>\n", f);
+    if (capped)
+        fprintf(f, "<p><strong>%s</strong></p>\n", T(W_CAPPED));
 }
 
 /* ---- the figures ---------------------------------------------------------------------- */
@@ -494,6 +537,7 @@ typedef struct page_ctx {
     const report_drawn *drawn;
     const tsv *summary;  /* NULL when unreadable */
     const tsv *manifest; /* NULL when absent or not shown */
+    const tsv *convergence; /* NULL when absent or not shown */
 } page_ctx;
 
 static const char style[] =
@@ -523,7 +567,7 @@ static int write_page(FILE *f, const void *p)
     write_intro(f, c->fx);
     fprintf(f, "<h2>%s</h2>\n", T(W_SUMMARY));
     if (c->summary)
-        write_summary(f, c->summary, c->fx);
+        write_summary(f, c->summary, c->fx, c->convergence);
     fprintf(f, "<h2>%s</h2>\n", T(W_FIGURES));
     if (page_lang == REPORT_ZH && d->n)
         fprintf(f, "<p>%s</p>\n", T(W_FIG_NOTE));
@@ -576,12 +620,15 @@ static int page_table(const char *out, const char *name, int quiet_absent, tsv *
 int report_write_page(const char *out, const report_facts *fx, const report_drawn *drawn,
                       char *err, size_t n)
 {
-    tsv summary, manifest;
+    tsv summary, manifest, conv;
     const int has_summary = page_table(out, "summary.tsv", 0, &summary) == 0;
     const int has_manifest = page_table(out, "manifest.tsv", 1, &manifest) == 0;
+    const int has_conv = page_table(out, "convergence.tsv", 1, &conv) == 0;
     page_ctx pc = {out, fx, drawn, has_summary ? &summary : NULL,
-                   has_manifest ? &manifest : NULL};
+                   has_manifest ? &manifest : NULL, has_conv ? &conv : NULL};
     int rc = afile_write(out, report_page_name(), write_page, &pc, err, n);
+    if (has_conv)
+        tsv_free(&conv);
     if (has_summary)
         tsv_free(&summary);
     if (has_manifest)

@@ -474,6 +474,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||
         afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
         afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||
+        afile_write(out, "budget_at.tsv", summary_write_budget_at, c, err, errn) ||
         afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||

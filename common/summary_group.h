@@ -104,6 +104,13 @@ int summary_write_budget(FILE *f, const void *p);
  * validation (median and range over seeds). */
 int summary_write_convergence(FILE *f, const void *p);
 
+/* budget_at.tsv: per group, measure (val_token_acc at 0.9, 0.99, 0.999; val_seq_acc_max,
+ * the whole-sequence accuracy at the longest trained length, at 0.5 and 0.9) and level,
+ * the steps, training seconds and analytic FLOPs to the first validation at or above the
+ * level, median and range over seeds; a run that never reached it counts as more than
+ * its last validation ("> N"), and a statistic that falls on such a run is written so. */
+int summary_write_budget_at(FILE *f, const void *p);
+
 /* Prints the convergence table for people (nothing when no run recorded its stop). */
 void summary_print_convergence(FILE *f, const summary_ctx *c);
 

@@ -73,6 +73,28 @@ size_t train_val_lengths(const config *c, size_t *lens)
     return n;
 }
 
+int train_validates_at(const config *c, size_t step)
+{
+    const size_t K = c->log_every;
+    if (step == c->steps || step % K == 0)
+        return 1;
+    if (c->val_first == 0 || step < c->val_first)
+        return 0;
+    /* walk the schedule: each next point 10% further (at least one step), never past the
+     * next multiple of K, so from 10·K on it is the multiples of K alone */
+    size_t v = c->val_first;
+    while (v < step) {
+        const size_t grow = v / 10 ? v / 10 : 1, grid = (v / K + 1) * K;
+        v = v + grow < grid ? v + grow : grid;
+    }
+    return v == step;
+}
+
+size_t train_decay_end(const config *c)
+{
+    return c->decay_steps ? c->warmup + c->decay_steps : c->steps;
+}
+
 int train_val_update(train_best *best, const config *c, size_t step, double seconds,
                      double token_acc, double loss, const double *w, size_t n)
 {
@@ -91,6 +113,10 @@ int train_val_update(train_best *best, const config *c, size_t step, double seco
         if (reached) /* nothing left to learn */
             return TRAIN_TARGET;
     }
+    /* the plateau counts the validations every log_every steps only: the log-spaced ones
+     * before them are a few steps apart, and patience is meant in units of log_every */
+    if (c->val_first > 0 && step % c->log_every != 0)
+        return TRAIN_GO_ON;
     /* the plateau: the mean of the last val_window validations must keep rising by
      * min_delta (one lucky validation does not reset the count; a mean does not jump) */
     const size_t W = c->val_window < 1                  ? 1
@@ -256,7 +282,8 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             rc = TRAIN_FAILED;
             break;
         }
-        const double lr = optim_lr_at(c->lr, c->warmup, sched, c->lr_floor, step, c->steps);
+        const double lr = optim_lr_at(c->lr, c->warmup, sched, c->lr_floor, step,
+                                      train_decay_end(c));
         optim_adam_step(o, p->data, p->grad, lr);
 
         sum_loss += loss;
@@ -267,7 +294,7 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
         interval++;
         out->steps = step;
         int stop = 0;
-        if (step % c->log_every == 0 || step == c->steps) {
+        if (train_validates_at(c, step)) {
             const double now = train_now(), dt = now - last_t;
             const double mloss = sum_loss / (double)interval;
             const double acc = (double)sum_tok / (double)sum_ntok;

@@ -27,6 +27,19 @@
  * the mean of the last val_window validations did not rise by min_delta (converged: a
  * plateau; the mean keeps one lucky validation from passing for progress), else at
  * `steps` (the budget).
+ *
+ * When to validate. By default at every multiple of log_every and at the last step. With
+ * val_first > 0, also on a log-spaced schedule from val_first on: each next validation
+ * 10% further than the last (at least one step), never past the next multiple of
+ * log_every, so that a model that learns in a few hundred steps is resolved to 10%, and
+ * from 10·log_every on the schedule is the multiples of log_every alone. The plateau test
+ * then counts only the validations at multiples of log_every (patience keeps its meaning
+ * in steps); every validation may be the best and may reach the target.
+ *
+ * The learning rate. optim_lr_at over a decay that ends at train_decay_end: by default
+ * `steps` (the cosine reaches its floor at the cap, the schedule of every earlier run),
+ * or warmup + decay_steps when decay_steps > 0 (a horizon that does not depend on the
+ * cap; after it the rate stays at the floor).
  */
 #ifndef ATTNLAB_TRAIN_H
 #define ATTNLAB_TRAIN_H
@@ -87,6 +100,14 @@ typedef struct train_best {
 /* The validation lengths of c: at most TRAIN_VAL_LENGTHS, evenly spread from train_min
  * to train_max, both included, each once. Returns how many (written into lens). */
 size_t train_val_lengths(const config *c, size_t *lens);
+
+/* Is step one of c's validations (and log lines)? The multiples of log_every, the last
+ * step, and with val_first > 0 the log-spaced schedule above. */
+int train_validates_at(const config *c, size_t step);
+
+/* The step at which c's learning-rate decay reaches its floor: warmup + decay_steps, or
+ * steps when decay_steps is 0. */
+size_t train_decay_end(const config *c);
 
 /* The verdicts of the stopping rule. */
 enum {

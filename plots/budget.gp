@@ -14,8 +14,13 @@
 #        DIR/budget.tsv, one row per model and logged step, statistics over seeds:
 #          model step seeds running seconds_median seq_median seq_min seq_max
 #          tok_median tok_min tok_max
+#          capped
 #        (a run stopped early by the stopping rule is carried at its last validation
-#        after it stopped: `running` counts the seeds still training)
+#        after it stopped: `running` counts the seeds still training; `capped` counts
+#        the runs whose last validation, at the cap, is at that step)
+#        DIR/budget_at.tsv, one row per model, measure and level: the steps and seconds
+#        to the first validation at that accuracy, median over seeds ("> N" when the
+#        median falls on a run that never got there)
 # Writes. DIR/figures/budget.png and DIR/figures/budget.svg (into FIGS/ instead when
 #         figs='FIGS' is given)
 #
@@ -25,9 +30,11 @@
 # What to look for. Read the figure at a vertical line: at that budget (steps or
 # seconds), which models have learned the task inside the training range? The gap
 # between two curves along the x axis is how many times more training one model needs to
-# reach the same accuracy. A model whose line stops rising before the right edge has
-# converged; one still rising at its last point was stopped by the cap (see
-# convergence.tsv).
+# reach the same accuracy. A cross marks the last validation of runs the cap stopped:
+# they did not reach the target within the cap, and their line says where they were,
+# not where they would have ended. The circles are the medians of budget_at.tsv: filled
+# where the median run reached that accuracy (0.9, 0.99, 0.999 tokens; 0.5, 0.9 whole
+# sequences), open at "more than N" where it did not.
 
 if (!exists("dir")) {
     print "usage: gnuplot -e \"dir='results/demo'\" plots/budget.gp"
@@ -46,6 +53,7 @@ task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
 if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
 if (!exists("figs")) { figs = dir."/figures" }
 data = dir."/budget.tsv"
+at_data = dir."/budget_at.tsv"
 out  = figs."/budget"
 
 set encoding utf8
@@ -91,6 +99,12 @@ do for [i = 1:n_models] {
 }
 of(i, col) = strcol("model") eq model(i) ? column(col) : NaN
 
+# budget_at.tsv's medians: a number, or "> N" (a bound: the median run never got there)
+bound(s) = s[1:1] eq ">"
+at_number(s) = bound(s) ? real(s[3:]) : real(s)
+at_of(i, meas, col) = strcol("model") eq model(i) && strcol("measure") eq meas ? \
+    at_number(strcol(col)) : NaN
+
 band = "fs transparent solid 0.22 noborder"
 mid  = "lines lw 2"
 
@@ -132,10 +146,18 @@ do for [fmt in "png svg"] {
                                   col == 1 ? "steps" : "seconds")
                 set ylabel sprintf("token accuracy, L = %d–%d (greedy)", train_min, train_max)
             }
+            meas = row == 1 ? "val_seq_acc_max" : "val_token_acc"
+            ax = col == 1 ? "steps_median" : "seconds_median"
             plot for [i = 1:n_models] data using x:(of(i, lo)):(of(i, hi)) \
                      with filledcurves @band lc rgb hue[i] notitle, \
                  for [i = 1:n_models] data using x:(of(i, md)) \
-                     with @mid lc rgb hue[i] notitle
+                     with @mid lc rgb hue[i] notitle, \
+                 for [i = 1:n_models] data using x:(of(i, md)):(of(i, "capped") > 0 ? 2.2 : 0) \
+                     with points pt 2 lw 2 ps variable lc rgb hue[i] notitle, \
+                 for [i = 1:n_models] at_data using (at_of(i, meas, ax)):(at_of(i, meas, "level")):\
+                     (bound(strcol(ax)) ? 0 : 1.3) with points pt 7 ps variable lc rgb hue[i] notitle, \
+                 for [i = 1:n_models] at_data using (at_of(i, meas, ax)):(at_of(i, meas, "level")):\
+                     (bound(strcol(ax)) ? 1.3 : 0) with points pt 6 ps variable lc rgb hue[i] notitle
         }
     }
 
@@ -145,7 +167,10 @@ do for [fmt in "png svg"] {
     set bmargin at screen 0.0;  set tmargin at screen 0.05
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
-    plot for [i = 1:n_models] NaN with @mid lc rgb hue[i] title pretty(model(i))
+    plot for [i = 1:n_models] NaN with @mid lc rgb hue[i] title pretty(model(i)), \
+         NaN with points pt 2 lw 2 ps 1.5 lc rgb "black" title "cap ended the run", \
+         NaN with points pt 7 ps 1.3 lc rgb "black" title "median at a level", \
+         NaN with points pt 6 ps 1.3 lc rgb "black" title "median not reached"
 
     unset multiplot
     set output

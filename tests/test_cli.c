@@ -266,6 +266,13 @@ START_TEST(train_writes_every_file)
     snprintf(path, sizeof path, "%s/config.tsv", run_dir);
     cli_slurp(path, text, sizeof text);
     ck_assert_ptr_nonnull(strstr(text, "hidden\t8\n"));
+    /* provenance: the source commit and whether the tree was modified, always present
+     * ("unknown" without git) */
+    snprintf(path, sizeof path, "%s/build.tsv", run_dir);
+    cli_slurp(path, text, sizeof text);
+    ck_assert_msg(strstr(text, "\ncommit\t") && !strstr(text, "\ncommit\t\n"), "%s", text);
+    ck_assert_msg(strstr(text, "\nmodified\tyes\n") || strstr(text, "\nmodified\tno\n") ||
+                      strstr(text, "\nmodified\tunknown\n"), "%s", text);
     /* no temporary file is left behind */
     char cmd[256];
     snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp", run_dir);

@@ -52,10 +52,13 @@ START_TEST(divergence_is_reported_and_keeps_files)
 }
 END_TEST
 
-/* The settings of the interrupted and the uninterrupted run: identical but --out. */
+/* The settings of the interrupted and the uninterrupted run: identical but --out; a
+ * decay horizon of its own and log-spaced validations, which the resumed run must take
+ * from its configuration. */
 #define RESUME_ARGS "train", "--model", "lstm", "--hidden", "16", "--embed", "8", \
     "--steps", "400", "--train-len", "4:10", "--checkpoint-every", "20", "--log-every", \
-    "20", "--samples", "16", "--eval-lengths", "4,8", "--quiet"
+    "20", "--samples", "16", "--eval-lengths", "4,8", "--lr-schedule", "cosine", \
+    "--decay-steps", "150", "--val-first", "5", "--quiet"
 
 START_TEST(interrupt_then_resume_gives_the_same_weights)
 {

@@ -39,12 +39,16 @@ START_TEST(compare_writes_documented_tables_and_resumes)
                        "acc_mean\tacc_min\tacc_max\tval_loss_mean\tval_loss_min\t"
                        "val_loss_max\tval_acc_mean\tval_acc_min\tval_acc_max"},
         {"budget.tsv", "model\tstep\tseeds\trunning\tseconds_median\tseq_median\tseq_min\t"
-                       "seq_max\ttok_median\ttok_min\ttok_max"},
+                       "seq_max\ttok_median\ttok_min\ttok_max\tcapped"},
+        {"budget_at.tsv", "model\tmeasure\tlevel\tseeds\treached\tsteps_median\t"
+                          "steps_min\tsteps_max\tseconds_median\tseconds_min\t"
+                          "seconds_max\tflops_median\tflops_min\tflops_max"},
         {"convergence.tsv", "model\tparams\tseeds\tstopped_target\tstopped_converged\t"
                             "stopped_budget\tsteps_median\tsteps_min\tsteps_max\t"
                             "best_step_median\tbest_step_min\tbest_step_max\t"
                             "best_seconds_median\tbest_seconds_min\tbest_seconds_max\t"
-                            "best_val_acc_median\tbest_val_acc_min"},
+                            "best_val_acc_median\tbest_val_acc_min\ttarget\tcap\t"
+                            "reached_target\tverdict"},
         {"capacity.tsv", "model\tbase\tsetups\tparams\tseeds\treach_median\treach_min\t"
                          "reach_max\ttok_train_max_mean\ttok_train_max_min\t"
                          "tok_train_max_max"},
@@ -56,6 +60,21 @@ START_TEST(compare_writes_documented_tables_and_resumes)
         {"runs/transformer-s1/cost.tsv",
          "model\tlen\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq"},
     };
+    {
+        /* the manifest records the source commit and whether the tree was modified */
+        char mpath[128];
+        snprintf(mpath, sizeof mpath, "%s/manifest.tsv", dir);
+        FILE *mf = fopen(mpath, "r");
+        ck_assert_ptr_nonnull(mf);
+        char mline[1024];
+        int commit = 0, modified = 0;
+        while (fgets(mline, sizeof mline, mf)) {
+            commit |= strncmp(mline, "commit\t", 7) == 0 && mline[7] != '\n';
+            modified |= strncmp(mline, "modified\t", 9) == 0;
+        }
+        fclose(mf);
+        ck_assert_msg(commit && modified, "manifest.tsv has no commit or modified line");
+    }
     for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++) {
         cli_first_line(dir, tables[k].file, line, sizeof line);
         ck_assert_msg(strcmp(line, tables[k].header) == 0, "%s header: '%s'", tables[k].file,

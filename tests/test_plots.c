@@ -659,6 +659,7 @@ static const struct {
     {"accuracy.tsv", 0}, {"positions.tsv", 0},   {"curves.tsv", 0},
     {"budget.tsv", 0},   {"convergence.tsv", 0}, {"capacity.tsv", 0},
     {"cost.tsv", 0},     {"summary.tsv", 1},     {"manifest.tsv", 0},
+    {"budget_at.tsv", 0},
 };
 
 /* Finds the row "| `file` | `columns`..." of the comparison-directory table and copies the

@@ -188,14 +188,95 @@ START_TEST(budget_carries_runs_stopped_early)
     /* step 20: both logged it; step 40: a is carried at 1.0, seconds 2 * 40 / 20 = 4 */
     ck_assert_msg(strstr(t, "\nlstm\t20\t2\t2\t4.000\t0.600000\t0.200000\t1.000000\t"),
                   "budget.tsv:\n%s", t);
+    /* b, which the cap ended at step 40, is counted there (capped 1) */
     ck_assert_msg(strstr(t, "\nlstm\t40\t2\t1\t8.000\t0.700000\t0.400000\t1.000000\t"
-                            "0.749750\t0.500000\t0.999500\n"), "budget.tsv:\n%s", t);
+                            "0.749750\t0.500000\t0.999500\t1\n"), "budget.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\nlstm\t30\t2\t1\t6.000\t"), "budget.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\t0\n") && !strstr(t, "\t2\n"), "budget.tsv:\n%s", t);
     free(t);
     ru_fmt(path, sizeof path, "%s/convergence.tsv", base);
     t = ru_slurp(path, NULL);
     ck_assert_ptr_nonnull(t);
     ck_assert_msg(strstr(t, "\nlstm\t166987\t2\t1\t0\t1\t30\t20\t40\t30\t20\t40\t7\t2\t12\t"
-                            "0.74975\t0.5\n"), "convergence.tsv:\n%s", t);
+                            "0.74975\t0.5\t"), "convergence.tsv:\n%s", t);
+    free(t);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* Censoring: three seeds with the target 0.999 and a cap of 40 steps; a reaches the
+ * target at step 20, b and c are ended by the cap below it. convergence.tsv, the printed
+ * table and report.html say that two of three did not reach 0.999 within 40 steps and
+ * never that they converged; budget_at.tsv counts a run that never reached a level as
+ * more than its last step, and writes "> 40" where a median or extreme falls on one. */
+START_TEST(capped_runs_are_censored)
+{
+    char base[RU_PATH], dir[RU_PATH + 16], path[RU_PATH + 64], text[2048];
+    ru_fresh_dir(base, sizeof base);
+    static const char head[] = "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\t"
+                               "seq_per_s\tval_loss\tval_token_acc\tval_seq_acc\t"
+                               "val_seq_acc_max\n";
+    static const struct {
+        const char *name, *seed, *end, *log;
+    } runs[] = {
+        {"a", "1", "target", "10\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.95\t0.2\t0.4\n"
+                             "20\t2\t0.001\t0.1\t0.99\t0.9\t1\t1\t0.1\t0.9995\t1\t0.95\n"},
+        {"b", "2", "budget", "10\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.5\t0\t0\n"
+                             "20\t2\t0.001\t1\t0.5\t0\t1\t1\t1\t0.92\t0\t0.2\n"
+                             "30\t3\t0.001\t1\t0.5\t0\t1\t1\t1\t0.95\t0\t0.3\n"
+                             "40\t4\t0.001\t1\t0.5\t0\t1\t1\t1\t0.97\t0\t0.6\n"},
+        {"c", "3", "budget", "10\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.6\t0\t0\n"
+                             "20\t2\t0.001\t1\t0.5\t0\t1\t1\t1\t0.91\t0\t0.1\n"
+                             "30\t3\t0.001\t1\t0.5\t0\t1\t1\t1\t0.95\t0\t0.5\n"
+                             "40\t4\t0.001\t1\t0.5\t0\t1\t1\t1\t0.99\t0\t0.7\n"},
+    };
+    for (size_t k = 0; k < 3; k++) {
+        const ru_edit e[] = {{"config.tsv", RU_SET, "seed", 0, runs[k].seed},
+                             {"config.tsv", RU_ADD, NULL, 0, "stop_acc\t0.999"}};
+        ru_fmt(dir, sizeof dir, "%s/runs/%s", base, runs[k].name);
+        ru_make_run(dir, e, 2);
+        ru_fmt(text, sizeof text, "%s%s", head, runs[k].log);
+        put(dir, "train_log.tsv", text);
+        const char *last = k ? "40" : "20";
+        ru_fmt(text, sizeof text, "key\tvalue\nparameters\t166987\ntrain_steps\t%s\n"
+               "train_seconds\t%s\nstopped\t%s\nbest_step\t%s\nbest_seconds\t2\n", last,
+               k ? "4" : "2", runs[k].end, last);
+        put(dir, "build.tsv", text);
+    }
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    static const char says[] = "2 of 3 did not reach 0.999 within 40 steps (stopped by the cap)";
+    ck_assert_msg(strstr(r.out, says) && strstr(r.out, "cut short"), "%s", r.out);
+    ck_assert_msg(!strstr(r.out, "converged"), "%s", r.out);
+    ru_fmt(path, sizeof path, "%s/convergence.tsv", base);
+    char *t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(strstr(t, "\t0.999\t40\t1\t") && strstr(t, says), "convergence.tsv:\n%s", t);
+    free(t);
+    ru_fmt(path, sizeof path, "%s/report.html", base);
+    t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(strstr(t, says) && strstr(t, "Some runs stopped before they reached the "
+                                               "target"), "report.html lacks the note");
+    free(t);
+    ru_fmt(path, sizeof path, "%s/budget_at.tsv", base);
+    t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    /* 0.9: a at step 10, b and c at 20; 0.99: a at 20, c at 40, b never (> 40); 0.999: a at
+     * 20, b and c never: the median falls on a censored run */
+    ck_assert_msg(strstr(t, "\nlstm\tval_token_acc\t0.9\t3\t3\t20\t10\t20\t2\t1\t2\t"),
+                  "budget_at.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\nlstm\tval_token_acc\t0.99\t3\t2\t40\t20\t> 40\t4\t2\t> 4\t"),
+                  "budget_at.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\nlstm\tval_token_acc\t0.999\t3\t1\t> 40\t20\t> 40\t> 4\t2\t"
+                            "> 4\t> "), "budget_at.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\nlstm\tval_seq_acc_max\t0.5\t3\t3\t30\t20\t40\t"),
+                  "budget_at.tsv:\n%s", t);
+    ck_assert_msg(strstr(t, "\nlstm\tval_seq_acc_max\t0.9\t3\t1\t> 40\t20\t> 40\t"),
+                  "budget_at.tsv:\n%s", t);
+    ck_assert_msg(!strstr(t, "nan"), "FLOPs of a generated task are known:\n%s", t);
     free(t);
     ru_result_free(&r);
     ru_remove_tree(base);
@@ -601,6 +682,7 @@ Suite *make_report_suite(void)
     tcase_add_test(tc, impossible_values_are_refused_by_name);
     tcase_add_test(tc, many_runs_and_groups_are_all_reported);
     tcase_add_test(tc, budget_carries_runs_stopped_early);
+    tcase_add_test(tc, capped_runs_are_censored);
     tcase_add_test(tc, capacity_lists_sizes_in_order_with_their_reach);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -168,6 +168,93 @@ START_TEST(lr_schedules)
 }
 END_TEST
 
+/* The decay horizon: without --decay-steps the cosine reaches its floor at --steps (the
+ * schedule of every earlier run, bit for bit); with it, at warm-up + decay_steps whatever
+ * the cap, and the rate stays at the floor after. */
+START_TEST(decay_horizon_is_not_the_cap)
+{
+    config c;
+    config_defaults(&c);
+    c.warmup = 10;
+    c.steps = 5000;
+    ck_assert_uint_eq(train_decay_end(&c), 5000);
+    c.decay_steps = 1000;
+    ck_assert_uint_eq(train_decay_end(&c), 1010);
+    const double lr = 3e-3, floor = 0.1;
+    /* two caps, one horizon: the same rate at every step */
+    for (size_t t = 1; t <= 3000; t += 7) {
+        config d = c;
+        d.steps = 100000;
+        ck_assert(optim_lr_at(lr, c.warmup, OPTIM_COSINE, floor, t, train_decay_end(&c)) ==
+                  optim_lr_at(lr, d.warmup, OPTIM_COSINE, floor, t, train_decay_end(&d)));
+    }
+    ck_assert_double_eq_tol(optim_lr_at(lr, c.warmup, OPTIM_COSINE, floor, 1010,
+                                        train_decay_end(&c)), floor * lr, 1e-15);
+    ck_assert(optim_lr_at(lr, c.warmup, OPTIM_COSINE, floor, 4000, train_decay_end(&c)) ==
+              optim_lr_at(lr, c.warmup, OPTIM_COSINE, floor, 1010, train_decay_end(&c)));
+}
+END_TEST
+
+/* The validation schedule: by default the multiples of log_every and the last step; with
+ * val_first, from there on each validation at most 10% (and at least one step) after the
+ * one before until they are log_every apart, never skipping a multiple of log_every, and
+ * from 10·log_every on the multiples alone. */
+START_TEST(validation_schedule_is_log_spaced)
+{
+    config c;
+    config_defaults(&c);
+    c.log_every = 250;
+    c.steps = 40010;
+    for (size_t t = 1; t <= c.steps; t++)
+        ck_assert_int_eq(train_validates_at(&c, t), t % 250 == 0 || t == c.steps);
+    c.val_first = 50;
+    size_t prev = 0, n = 0;
+    for (size_t t = 1; t <= c.steps; t++) {
+        if (t % 250 == 0)
+            ck_assert_msg(train_validates_at(&c, t), "no validation at %zu", t);
+        if (t >= 2500 && t < c.steps)
+            ck_assert_int_eq(train_validates_at(&c, t), t % 250 == 0);
+        if (!train_validates_at(&c, t))
+            continue;
+        if (n++ == 0)
+            ck_assert_uint_eq(t, 50);
+        else if (t < c.steps)
+            ck_assert_msg(t - prev <= (prev / 10 > 1 ? prev / 10 : 1),
+                          "validations at %zu and %zu: more than 10%% apart", prev, t);
+        prev = t;
+    }
+    ck_assert_uint_eq(prev, c.steps); /* the last step is validated */
+    ck_assert(train_validates_at(&c, 55) && train_validates_at(&c, 60) &&
+              !train_validates_at(&c, 51) && !train_validates_at(&c, 49));
+}
+END_TEST
+
+/* With the log-spaced schedule the plateau counts only the validations at multiples of
+ * log_every: ten flat validations a few steps apart do not end a run of patience 3,
+ * three flat ones log_every apart after the first regular one do; any validation may still reach the target. */
+START_TEST(plateau_counts_the_regular_validations)
+{
+    config c;
+    config_defaults(&c);
+    c.log_every = 100;
+    c.val_first = 20;
+    c.patience = 3;
+    c.stop_acc = 0.999;
+    train_best b = {0};
+    ck_assert_int_eq(train_val_update(&b, &c, 20, 1, 0.5, 1, NULL, 0), TRAIN_GO_ON);
+    for (size_t t = 22; t < 40; t += 2)
+        ck_assert_int_eq(train_val_update(&b, &c, t, 1, 0.5, 1, NULL, 0), TRAIN_GO_ON);
+    ck_assert_int_eq(train_val_update(&b, &c, 100, 1, 0.5, 1, NULL, 0), TRAIN_GO_ON);
+    ck_assert_int_eq(train_val_update(&b, &c, 200, 1, 0.5, 1, NULL, 0), TRAIN_GO_ON);
+    ck_assert_int_eq(train_val_update(&b, &c, 300, 1, 0.5, 1, NULL, 0), TRAIN_GO_ON);
+    ck_assert_int_eq(train_val_update(&b, &c, 400, 1, 0.5, 1, NULL, 0), TRAIN_PLATEAU);
+    train_best t = {0};
+    ck_assert_int_eq(train_val_update(&t, &c, 20, 1, 0.5, 1, NULL, 0), TRAIN_GO_ON);
+    ck_assert_int_eq(train_val_update(&t, &c, 22, 1, 0.9995, 1, NULL, 0), TRAIN_TARGET);
+    ck_assert_uint_eq(t.step, 22);
+}
+END_TEST
+
 /* The validation lengths: evenly spread over the training range, both ends, no repeats. */
 START_TEST(validation_lengths)
 {
@@ -358,6 +445,9 @@ Suite *make_train_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("convergence");
     tcase_add_test(tc, lr_schedules);
+    tcase_add_test(tc, decay_horizon_is_not_the_cap);
+    tcase_add_test(tc, validation_schedule_is_log_spaced);
+    tcase_add_test(tc, plateau_counts_the_regular_validations);
     tcase_add_test(tc, validation_lengths);
     tcase_add_test(tc, stopping_rule);
     tcase_add_test(tc, stopping_target);
