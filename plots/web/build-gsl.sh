@@ -15,7 +15,7 @@
 # same pins and flags the script does nothing. A source tarball is taken from the first of
 #   1. $GSL_TARBALL, a file the user downloaded;
 #   2. gsl.src/ beside PREFIX, where an earlier run kept what it fetched;
-#   3. Homebrew's download cache (`brew --cache gsl`), on macOS;
+#   3. Homebrew's download cache of the source (`brew fetch --build-from-source gsl`);
 #   4. Debian's archive, through a private deb-src list made from the system's own apt
 #      sources (/etc/apt/sources.list.d/*.sources, /etc/apt/sources.list) and used by
 #      apt-get with its own list, state and cache folders: the system's apt configuration
@@ -96,7 +96,7 @@ for t in "$deb_tar" "$gnu_tar"; do
     [ -z "$tarball" ] && pinned "$t" && tarball=$t
 done
 if [ -z "$tarball" ] && command -v brew >/dev/null 2>&1; then
-    t=$(brew --cache gsl 2>/dev/null || true)
+    t=$(brew --cache --build-from-source gsl 2>/dev/null || true)
     [ -n "$t" ] && pinned "$t" && tarball=$t
 fi
 if [ -z "$tarball" ] && fetch_debian; then
@@ -104,7 +104,7 @@ if [ -z "$tarball" ] && fetch_debian; then
     tarball=$deb_tar
 fi
 if [ -z "$tarball" ]; then
-    die "no source of GSL $version: download gsl-$version.tar.gz from GNU (https://ftp.gnu.org/gnu/gsl/) or run \`brew fetch gsl\`, then run make web again (with GSL_TARBALL=/path/to/gsl-$version.tar.gz for a file elsewhere)"
+    die "no source of GSL $version: download gsl-$version.tar.gz from a GNU mirror (gnu/gsl/) or run \`brew fetch --build-from-source gsl\`, then run make web again (with GSL_TARBALL=/path/to/gsl-$version.tar.gz for a file elsewhere)"
 fi
 say "building GSL $version for WebAssembly from $tarball"
 
