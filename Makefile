@@ -250,6 +250,94 @@ fuzz: deps
 	@$(MAKE) --no-print-directory $(BIN) $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz_%)
 	@sh tests/fuzz/run.sh $(BIN) $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
+# ---- WebAssembly (emscripten): the core and the models for the browser -----------------
+# The portable core and every model compiled with emcc, with the project's warnings and
+# floating-point flags, against GSL built for WebAssembly from a pinned source with GSL's
+# own CBLAS (plots/web/build-gsl.sh: Debian's source package, or the GNU tarball, each
+# checked by its sha256; cached in build/web/). docs/web.md says what runs where.
+#   EMCC      emscripten's compiler (emcc); NODE runs what it builds (node)
+#   WEB_SIMD  1 adds -msimd128 (WebAssembly SIMD) to GSL and the core, in build dirs of
+#             their own (the same bits either way; the speed is in docs/web.md)
+EMCC     ?= emcc
+NODE     ?= node
+WEB_SIMD ?= 0
+GSL_WEB_VERSION    := 2.7.1
+GSL_WEB_DEB        := 2.7.1+dfsg-5+deb12u1
+GSL_WEB_SHA256_DEB := e560d6b9c6e254e46769bbb03583c00ecafbdd51b062c55db23b3b9612868567
+GSL_WEB_SHA256_GNU := dcb0fbd43048832b757ff9942691a8dd70026d5da0ff85601e52687f6deeb34b
+WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),-simd,)
+WEB_OPT    := -O2 $(if $(filter 1,$(WEB_SIMD)),-msimd128,)
+GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
+WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
+# The portable core: what every front-end compiles (no processes, signals, file locks,
+# dlsym, gnuplot). One variable: once the core has a folder of its own, its wildcard.
+WEB_CORE_SRC := $(addprefix common/,afile.c buildinfo.c carve.c checkpoint.c \
+                checkpoint_format.c config.c crc32.c dataset.c eval.c fastmath.c gradcheck.c \
+                infile.c model.c optim.c rng.c task.c task_copy.c task_reverse.c tensor.c train.c \
+                tsv.c walk.c)
+WEB_SRC    := $(WEB_CORE_SRC) $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
+WEB_OBJ    := $(WEB_SRC:%.c=$(WEB_OBJDIR)/%.o) $(WEB_OBJDIR)/registry.o
+WEB_CFLAGS := $(CSTD) $(WARN) $(FPFLAGS) $(WEB_OPT) -I$(GSL_WEB)/include \
+              -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"gsl"' \
+              -DATTNLAB_CFLAGS='"$(strip $(FPFLAGS) $(WEB_OPT))"' -MMD -MP
+WEB_LIBS   := $(GSL_WEB)/lib/libgsl.a $(GSL_WEB)/lib/libgslcblas.a
+# emscripten 3.1.6 (Debian 12) under node 18 or later: its loader must not use fetch(),
+# and its optimiser needs acorn, which Debian keeps where only Debian's own node looks
+WEB_ENV    := NODE_OPTIONS=--no-experimental-fetch \
+              $(if $(wildcard /usr/share/nodejs/acorn),NODE_PATH=/usr/share/nodejs,)
+# The node program of the checks: files go to the real file system, memory grows
+WEB_NODE_FLAGS := -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1 \
+                  -sWASM_ASYNC_COMPILATION=0
+WEB_CHECK  := build/web/web_check$(WEB_SUFFIX).js
+# The native build on the same CBLAS, whose checkpoints the wasm build must write
+GSLBLAS_BUILD := build/gslblas
+
+.PHONY: web web-deps web-gsl check-web
+
+# Build the core and the models for WebAssembly, with the checks' entry point (the page
+# that will run them in a browser is not part of the build yet).
+web: $(WEB_CHECK)
+
+# Install emscripten and node when missing (apt-get, Homebrew).
+web-deps:
+	@sh .ci/deps.sh web
+
+# GSL for WebAssembly from its pinned source (does nothing when built with these pins).
+web-gsl: web-deps
+	@$(WEB_ENV) sh plots/web/build-gsl.sh $(GSL_WEB) $(GSL_WEB_VERSION) $(GSL_WEB_DEB) \
+	  $(GSL_WEB_SHA256_DEB) $(GSL_WEB_SHA256_GNU) "$(strip $(WEB_OPT) $(FPFLAGS))"
+
+$(WEB_OBJDIR)/%.o: %.c | web-gsl
+	@mkdir -p $(dir $@)
+	$(EMCC) $(WEB_CFLAGS) -c -o $@ $<
+
+$(WEB_OBJDIR)/registry.o: attnlab.c | web-gsl
+	@mkdir -p $(dir $@)
+	$(EMCC) $(WEB_CFLAGS) -DATTNLAB_NO_MAIN -c -o $@ $<
+
+# The checks' entry point (common/web/web_check.c) for node.
+$(WEB_CHECK): $(WEB_OBJDIR)/common/web/web_check.o $(WEB_OBJ)
+	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_NODE_FLAGS) -o $@ $^ $(WEB_LIBS)
+
+# The same entry point built natively (speeds side by side: docs/web.md).
+$(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
+
+# Build the WebAssembly checks and run them under node: every model's gradient check,
+# then 60-step trainings whose checkpoints must be those of the native build on GSL's
+# CBLAS (make BLAS=gsl, in build/gslblas) byte for byte (tests/web/check.sh). Skipped,
+# with one line, where emcc or node is missing (sh .ci/deps.sh web installs them).
+check-web:
+	@if ! command -v $(EMCC) >/dev/null 2>&1 || ! command -v $(NODE) >/dev/null 2>&1; then \
+	  echo "emscripten or node not installed: skipping the WebAssembly checks (sh .ci/deps.sh web installs them)"; \
+	else \
+	  $(MAKE) --no-print-directory $(WEB_CHECK) && \
+	  $(MAKE) --no-print-directory BLAS=gsl BUILD=$(GSLBLAS_BUILD) $(GSLBLAS_BUILD)/attnlab && \
+	  sh tests/web/check.sh "$(NODE) $(WEB_CHECK)" $(GSLBLAS_BUILD)/attnlab build/web/check; \
+	fi
+
+-include $(WEB_OBJ:.o=.d) $(WEB_OBJDIR)/common/web/web_check.d $(BUILD)/common/web/web_check.d
+
 # Run the fast tests under valgrind: no leak, no invalid access (CK_FORK=no so valgrind
 # sees every test in one process).
 valgrind: deps

@@ -10,6 +10,9 @@
 # nothing and succeeds, whatever the system.
 #
 # `deps.sh fuzz` checks what `make fuzz` needs instead: clang with its libFuzzer runtime.
+# `deps.sh web` checks what `make web` and `make check-web` need: emscripten's emcc and
+# node (to run the WebAssembly build's tests); the C toolchain, GSL's source and the
+# checks of the native build are the caller's business.
 set -u
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -50,6 +53,9 @@ if [ "${1:-}" = fuzz ]; then
     # Debian names the runtime after clang's major version (bookworm: 14)
     v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\).*/\1/p' | head -n 1)
     need "clang+libFuzzer" have_fuzzer "clang libclang-rt-${v:-14}-dev" "llvm"
+elif [ "${1:-}" = web ]; then
+    need emscripten "have_prog emcc" emscripten emscripten
+    need node "have_prog node" nodejs node
 else
     need pkg-config "have_prog $PKG_CONFIG" pkg-config pkg-config
     need GSL "have_lib gsl" libgsl-dev gsl

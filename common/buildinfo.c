@@ -1,8 +1,23 @@
-/* buildinfo.c — version, compiler, flags and the BLAS found at run time (see buildinfo.h). */
+/* buildinfo.c — version, compiler, flags and the BLAS found at run time (see buildinfo.h).
+ *
+ * ATTNLAB_HAVE_DLSYM (1 by default, 0 for WebAssembly, where dlsym aborts) says whether
+ * the dynamic linker can be asked which library supplies the BLAS. Without it the
+ * program is linked statically, so the BLAS is the one the build named (ATTNLAB_BLAS),
+ * no library file is reported, threads cannot be set and the kernel is "unknown". */
 #define _GNU_SOURCE /* dladdr and Dl_info are GNU extensions of <dlfcn.h> */
 #include "buildinfo.h"
 
+#ifndef ATTNLAB_HAVE_DLSYM
+#if defined(__EMSCRIPTEN__)
+#define ATTNLAB_HAVE_DLSYM 0
+#else
+#define ATTNLAB_HAVE_DLSYM 1
+#endif
+#endif
+
+#if ATTNLAB_HAVE_DLSYM
 #include <dlfcn.h>
+#endif
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +70,31 @@ const char *buildinfo_commit(char *buf, size_t n, const char **modified)
     return buf;
 }
 
+#ifndef ATTNLAB_BLAS
+#define ATTNLAB_BLAS "unknown"
+#endif
+
+#if !ATTNLAB_HAVE_DLSYM
+/* Without a dynamic linker to ask: the BLAS the build linked, and nothing to set. */
+const char *buildinfo_blas(char *path, size_t n)
+{
+    if (n)
+        path[0] = '\0';
+    if (strcmp(ATTNLAB_BLAS, "gsl") == 0)
+        return "GSL gslcblas (reference CBLAS, slow)";
+    if (strcmp(ATTNLAB_BLAS, "openblas") == 0)
+        return "OpenBLAS";
+    return ATTNLAB_BLAS;
+}
+
+int buildinfo_set_threads(size_t threads)
+{
+    (void)threads;
+    return -1;
+}
+
+const char *buildinfo_blas_core(void) { return "unknown"; }
+#else
 const char *buildinfo_blas(char *path, size_t n)
 {
     if (n)
@@ -88,6 +128,7 @@ int buildinfo_set_threads(size_t threads)
     set((int)threads);
     return 0;
 }
+#endif /* ATTNLAB_HAVE_DLSYM */
 
 void buildinfo_write_tsv(FILE *f)
 {
@@ -105,6 +146,7 @@ void buildinfo_write_tsv(FILE *f)
     fprintf(f, "blas_core\t%s\n", buildinfo_blas_core());
 }
 
+#if ATTNLAB_HAVE_DLSYM
 const char *buildinfo_blas_core(void)
 {
     /* looked up at run time, like the thread count: GSL's CBLAS has no kernels to name */
@@ -116,6 +158,7 @@ const char *buildinfo_blas_core(void)
     const char *name = corename();
     return name && *name ? name : "unknown";
 }
+#endif /* ATTNLAB_HAVE_DLSYM */
 
 static const char *saved_argv0;
 

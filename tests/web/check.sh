@@ -1,0 +1,68 @@
+#!/bin/sh
+# check.sh — the checks of the WebAssembly build (make check-web): every model's gradient
+# check under node, then short trainings whose checkpoints must be, byte for byte, those
+# that the native build on the same CBLAS (GSL's gslcblas) writes for the same command.
+#
+# usage: tests/web/check.sh "NODE WEB_CHECK_JS" NATIVE_ATTNLAB OUT_DIR
+#
+# web_check (common/web/web_check.c) trains every model and variant and lists in
+# OUT_DIR/wasm/runs.tsv each run's name and its attnlab flags; each is run again here
+# with the native program and both checkpoints (last.ckpt: the weights after the last
+# step; model.ckpt: those of the best validation) are compared with cmp. A difference is
+# reported with cmp's first differing byte and the tensor it falls in
+# (tests/web/ckptdiff.py when python3 is there), and fails the check. The closing line
+# counts the checks: "web: N passed, N failed".
+set -u
+if [ $# -ne 3 ]; then
+    echo "usage: tests/web/check.sh \"NODE WEB_CHECK_JS\" NATIVE_ATTNLAB OUT_DIR" >&2
+    exit 2
+fi
+run_wasm=$1 native=$2 out=$3
+passed=0 failed=0
+rm -rf "$out"
+mkdir -p "$out/wasm" "$out/native"
+
+# 1. the gradient checks, in WebAssembly
+# shellcheck disable=SC2086 # "node file.js" is meant to split
+if $run_wasm gradcheck >"$out/gradcheck.txt" 2>&1; then
+    passed=$((passed + 1))
+    echo "web: $(tail -n 1 "$out/gradcheck.txt") (WebAssembly)"
+else
+    failed=$((failed + 1))
+    grep -B1 -A0 'FAIL\|max relative' "$out/gradcheck.txt" >&2
+    echo "web: the gradient checks failed in WebAssembly ($out/gradcheck.txt)" >&2
+fi
+
+# 2. the same trainings, in WebAssembly and natively
+# shellcheck disable=SC2086
+if ! $run_wasm train "$out/wasm" >"$out/train.txt" 2>&1; then
+    cat "$out/train.txt" >&2
+    echo "web: the WebAssembly trainings failed" >&2
+    failed=$((failed + 1))
+else
+    tab=$(printf '\t')
+    while IFS=$tab read -r name flags; do
+        # shellcheck disable=SC2086 # flags are words
+        if ! "$native" train --quiet --eval-lengths 4 --samples 1 --out "$out/native/$name" \
+            $flags >"$out/native-$name.txt" 2>&1; then
+            cat "$out/native-$name.txt" >&2
+            echo "web: $name: the native training failed" >&2
+            failed=$((failed + 1))
+            continue
+        fi
+        for f in last.ckpt model.ckpt; do
+            if cmp "$out/wasm/$name/$f" "$out/native/$name/$f" >"$out/cmp.txt" 2>&1; then
+                passed=$((passed + 1))
+            else
+                failed=$((failed + 1))
+                echo "web: $name/$f differs from the native build's ($(cat "$out/cmp.txt"))" >&2
+                if command -v python3 >/dev/null 2>&1; then
+                    python3 "$(dirname "$0")/ckptdiff.py" "$out/wasm/$name/$f" \
+                        "$out/native/$name/$f" >&2
+                fi
+            fi
+        done
+    done <"$out/wasm/runs.tsv"
+fi
+echo "web: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
