@@ -90,7 +90,13 @@ int cmd_claim_out(runlock *l, const char *dir, int refuse_run, const char *what)
     if (rc != 0)
         return args_run_error(rc == RUNLOCK_IN_USE ? "%s; wait for it to end, or choose "
                               "another --out" : "--out: %s", err);
-    if (refuse_run && cmd_holds_run(dir)) {
+    /* refuse_run 2: a run whose training ended (model.ckpt) but whose final evaluation
+     * was stopped (no eval.tsv, no eval_positions.tsv) may have it written: nothing of
+     * the run is replaced, and train's message on a stop gives that very command */
+    const int unevaluated = refuse_run == 2 && cmd_exists_in(dir, "model.ckpt") &&
+                            !cmd_exists_in(dir, "eval.tsv") &&
+                            !cmd_exists_in(dir, "eval_positions.tsv");
+    if (refuse_run && cmd_holds_run(dir) && !unevaluated) {
         runlock_release(l);
         return args_run_error("--out: %s holds a run of attnlab train: %s; choose another "
                               "--out", dir, what);

@@ -70,7 +70,9 @@ int cmd_holds_run(const char *dir);
 /* Claims the --out dir of a command that writes its own files there (eval, attention,
  * bench): makes dir, takes its lock into l (runlock.h), so the command never writes
  * while another one does, and, when refuse_run is set, refuses a dir holding a run of
- * attnlab train, saying why in what ("its own eval.tsv would be replaced"). Returns 0
+ * attnlab train, saying why in what ("its own eval.tsv would be replaced"); refuse_run 2
+ * lets through a run whose training ended (model.ckpt) and whose final evaluation was
+ * stopped before any of its files was written (eval's own case). Returns 0
  * with l held, or the exit status after one line (l not held). */
 int cmd_claim_out(runlock *l, const char *dir, int refuse_run, const char *what);
 

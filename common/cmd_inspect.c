@@ -361,7 +361,7 @@ int cmd_eval(int argc, char **argv)
         task_close(t);
         const char *dir = args_get(a, ARGS_OUT);
         if (rc == 0 && dir)
-            rc = cmd_claim_out(&lock, dir, 1, EVAL_FILES);
+            rc = cmd_claim_out(&lock, dir, 2, EVAL_FILES);
         if (rc == 0)
             rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
     } else {
@@ -370,7 +370,7 @@ int cmd_eval(int argc, char **argv)
                 lens[nl++] = L;
         const char *dir = args_get(a, ARGS_OUT);
         if (dir)
-            rc = cmd_claim_out(&lock, dir, 1, EVAL_FILES);
+            rc = cmd_claim_out(&lock, dir, 2, EVAL_FILES);
         if (rc == 0)
             rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
     }

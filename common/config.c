@@ -30,7 +30,8 @@ const config_field config_fields[] = {
     {"symbols", CFG_SIZE, F(symbols), 2, 1000, NULL,
      "number of data symbols V (file:PATH: its vocabulary's size)", 0, 0},
     {"data_crc", CFG_ULONG, F(data_crc), 0, 4294967295.0, NULL,
-     "file:PATH: the CRC-32 the file must have (set by train from the file)", 0, 1},
+     "file:PATH: the CRC-32 the file must have (set by train from the file)", 0,
+     CFG_FILE_TASK_ONLY},
     {"max_len", CFG_SIZE, F(max_len), 1, 4096, NULL,
      "longest sequence the model accepts", 0, 0},
     {"embed", CFG_SIZE, F(embed), 1, 4096, NULL, "embedding width E (recurrent models)", 0, 0},
@@ -81,10 +82,10 @@ const config_field config_fields[] = {
      "cosine schedule: the last step's rate, as a fraction of --lr", 0, 0},
     {"decay_steps", CFG_SIZE, F(decay_steps), 0, BIG, NULL,
      "cosine schedule: steps from the warm-up's end to the floor, then the floor "
-     "(0: to --steps)", 0, 1},
+     "(0: to --steps)", 0, CFG_UNLESS_ZERO},
     {"val_first", CFG_SIZE, F(val_first), 0, BIG, NULL,
      "first validation step, then every 10% more until --log-every apart (0: every "
-     "--log-every steps)", 0, 1},
+     "--log-every steps)", 0, CFG_UNLESS_ZERO},
     {"checkpoint_every", CFG_SIZE, F(checkpoint_every), 0, BIG, NULL,
      "steps between resumable checkpoints (0: none before the end)", 0, 0},
 };
@@ -343,8 +344,10 @@ int config_write_tsv(const config *c, FILE *out)
         return -1;
     for (size_t k = 0; k < config_n_fields; k++) {
         config_format(c, &config_fields[k], buf, sizeof buf);
-        if (config_fields[k].optional && !task_is_file(c->task))
+        if (config_fields[k].optional == CFG_FILE_TASK_ONLY && !task_is_file(c->task))
             continue; /* a file task's own field: every other run's file is as it was */
+        if (config_fields[k].optional == CFG_UNLESS_ZERO && strcmp(buf, "0") == 0)
+            continue; /* a setting added later, at its old behaviour: files as before */
         if (fprintf(out, "%s\t%s\n", config_fields[k].name, buf) < 0)
             return -1;
     }

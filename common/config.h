@@ -87,10 +87,15 @@ typedef struct config_field {
     const char *choices;  /* accepted strings, comma-separated; NULL means any */
     const char *help;
     size_t size;          /* strings: bytes of the field, NUL included (0: CONFIG_STR_MAX) */
-    int optional;         /* 1: a file task's own field, which config_write_tsv writes
-                           * only for a file task (task file:PATH), so the files of the
-                           * other runs stay as they were */
+    int optional;         /* CFG_FILE_TASK_ONLY: a file task's own field, which
+                           * config_write_tsv writes only for a file task (task
+                           * file:PATH); CFG_UNLESS_ZERO: a setting added later, written
+                           * only when not 0 (its old behaviour); either way the files of
+                           * the other runs stay as they were */
 } config_field;
+
+/* Values of config_field.optional (0: always written). */
+enum { CFG_FILE_TASK_ONLY = 1, CFG_UNLESS_ZERO = 2 };
 
 extern const config_field config_fields[];
 extern const size_t config_n_fields;
@@ -130,8 +135,9 @@ int config_set(config *c, const config_field *f, const char *text, char *err, si
 /* Writes the value of field f into buf (round-trips exactly through config_set). */
 void config_format(const config *c, const config_field *f, char *buf, size_t n);
 
-/* Writes every field as "name<TAB>value" lines, with a header line "key<TAB>value"; an
- * optional field (data_crc) is written only for a file task, whatever its value. A
+/* Writes every field as "name<TAB>value" lines, with a header line "key<TAB>value"; a
+ * file task's own field (data_crc) is written only for a file task, whatever its value,
+ * and a CFG_UNLESS_ZERO field (decay_steps, val_first) only when it is not 0. A
  * missing key reads back as 0: the files of earlier versions, which left data_crc out
  * while it was 0, read back as they were written. */
 int config_write_tsv(const config *c, FILE *out);
