@@ -107,7 +107,7 @@ static void sync_directory(const char *path)
     }
 }
 
-int afile_commit(afile *a, char *err, size_t n)
+int afile_finish(afile *a, char *err, size_t n)
 {
     if (!a->f)
         return say(err, n, "cannot write %s: not open", a->path);
@@ -128,8 +128,15 @@ int afile_commit(afile *a, char *err, size_t n)
         return say(err, n, "cannot write %s: %s (nothing was replaced: any earlier file "
                    "at this path is unchanged)", a->path, strerror(e));
     }
+    return 0;
+}
+
+int afile_publish(afile *a, char *err, size_t n)
+{
+    if (a->f || !a->tmp[0])
+        return say(err, n, "cannot write %s: not finished", a->path);
     if (rename(a->tmp, a->path) != 0) {
-        e = errno;
+        int e = errno;
         afile_abort(a);
         return say(err, n, "cannot write %s: cannot rename the temporary file into place "
                    "(%s; nothing was replaced: any earlier file at this path is "
@@ -138,6 +145,11 @@ int afile_commit(afile *a, char *err, size_t n)
     a->tmp[0] = '\0';
     sync_directory(a->path);
     return 0;
+}
+
+int afile_commit(afile *a, char *err, size_t n)
+{
+    return afile_finish(a, err, n) != 0 ? -1 : afile_publish(a, err, n);
 }
 
 void afile_abort(afile *a)

@@ -40,7 +40,19 @@ typedef struct afile {
  * NULL when n is 0) and nothing created. */
 int afile_open(afile *a, const char *path, char *err, size_t n);
 
-/* Flushes, fsyncs, closes and renames the temporary file into place, then syncs the
+/* The first half of afile_commit: flushes, fsyncs and closes the temporary file, which
+ * stays under its temporary name (a->tmp) until afile_publish or afile_abort. Several
+ * files written together are finished first, then published one after the other, so a
+ * failure while writing any of them replaces none. On failure removes the temporary
+ * file, writes one line to err and returns -1. */
+int afile_finish(afile *a, char *err, size_t n);
+
+/* The second half: renames the finished temporary file over path and syncs the
+ * directory. On failure removes the temporary file, leaves path as it was, writes one
+ * line to err and returns -1. */
+int afile_publish(afile *a, char *err, size_t n);
+
+/* afile_finish, then afile_publish: flushes, fsyncs, closes and renames the temporary file into place, then syncs the
  * directory. On failure (a->err_no set by the writer, a write error seen at any time, a
  * full disk, a refused rename) removes the temporary file, leaves path as it was,
  * writes one line to err and returns -1. */

@@ -116,6 +116,15 @@ static int check_savable(const char *path, const model *m, const ckpt_train_stat
 int ckpt_save(const char *path, const model *m, const ckpt_train_state *ts, char *err,
               size_t n)
 {
+    afile af;
+    if (ckpt_stage(&af, path, m, ts, err, n) != 0)
+        return -1;
+    return afile_publish(&af, err, n);
+}
+
+int ckpt_stage(afile *af, const char *path, const model *m, const ckpt_train_state *ts,
+               char *err, size_t n)
+{
     if (!path || !path[0])
         return ckpt_fail(err, n, path, "no file name given");
     if (check_savable(path, m, ts, err, n) != 0)
@@ -133,18 +142,17 @@ int ckpt_save(const char *path, const model *m, const ckpt_train_state *ts, char
     /* pass 1 only counts: the header records the length pass 2 will produce */
     ckpt_writer count = {0};
     ckpt_encode(&count, m->ops->name, cfg, cfg_len, &m->params, ts, 0);
-    afile af;
-    if (afile_open(&af, path, err, n) != 0) {
+    if (afile_open(af, path, err, n) != 0) {
         free(cfg);
         return -1;
     }
-    ckpt_writer w = {.f = af.f};
+    ckpt_writer w = {.f = af->f};
     ckpt_encode(&w, m->ops->name, cfg, cfg_len, &m->params, ts, count.pos);
     free(cfg);
     /* a failed write the cursor saw, or a length that disagrees with the header, keeps
      * the temporary file from replacing anything */
-    af.err_no = w.err_no ? w.err_no : w.pos != count.pos ? EIO : 0;
-    return afile_commit(&af, err, n);
+    af->err_no = w.err_no ? w.err_no : w.pos != count.pos ? EIO : 0;
+    return afile_finish(af, err, n);
 }
 
 /* ---- loading ------------------------------------------------------------------------- */

@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "afile.h"
 #include "model.h"
 
 #define CKPT_FORMAT_VERSION 1 /* the only version this build writes and reads */
@@ -57,6 +58,13 @@ typedef struct ckpt_train_state {
  * (n bytes): an unwritable directory, a full disk, a path that is a directory. */
 int ckpt_save(const char *path, const model *m, const ckpt_train_state *ts, char *err,
               size_t n);
+
+/* ckpt_save without its last step: writes the checkpoint into af's temporary file
+ * beside path and finishes it (afile_finish), so that afile_publish(af) puts it in place
+ * and afile_abort(af) drops it. Returns 0, or -1 with one line in err and nothing left
+ * behind. */
+int ckpt_stage(afile *af, const char *path, const model *m, const ckpt_train_state *ts,
+               char *err, size_t n);
 
 /* Reads the checkpoint at path and returns the model it holds: built by the registered
  * model of the stored name (model_lookup) from the stored configuration, with its

@@ -6,8 +6,10 @@
  * kept as DIR/args.txt, so --resume DIR parses the very same command again and takes
  * nothing else from the user but --quiet and --threads. Every checkpoint_every steps the
  * run saves DIR/checkpoint.ckpt (weights, Adam's moments, the three random streams) and
- * the whole training log, which lives in memory and is written in one piece, so the log
- * on disk always ends at the step of the checkpoint beside it. A resumed run continues
+ * the whole training log, which lives in memory and is written in one piece; the files of
+ * a checkpoint are written under temporary names and renamed into place only when all
+ * are whole, checkpoint.ckpt last (save_resumable), so the log on disk always reaches the
+ * step of the checkpoint beside it, and a full disk leaves the previous set as it was. A resumed run continues
  * from that step with exactly the state an uninterrupted run would have had there: its
  * final weights are the same bytes.
  *
@@ -23,6 +25,7 @@
  * SIGKILL, which it cannot pass on), the run stops as on SIGTERM, with its state saved,
  * instead of writing on with nobody waiting for it.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,8 +426,16 @@ typedef struct ckpt_ctx {
     run_log *log;
     train_best *best; /* the best validation so far, its weights in best->w */
     size_t best_saved; /* the step whose best weights best.ckpt holds (0: none) */
+    size_t ckpt_step;  /* the step of checkpoint.ckpt on disk (0: none) */
+    size_t log_step;   /* the step train_log.tsv on disk is complete to (0: no log) */
 } ckpt_ctx;
 
+/* Saves the set of a checkpoint: train_log.tsv, best.ckpt (when the best weights changed)
+ * and checkpoint.ckpt. All three are written under their temporary names first, and only
+ * when every one of them is whole are they renamed into place, the log first and
+ * checkpoint.ckpt last: the checkpoint is the commit point, so the log on disk always
+ * reaches the step of the checkpoint beside it, and a failure while writing (a full
+ * disk) leaves the previous set as it was. Returns 0, or -1 after the message. */
 static int save_resumable(void *p, size_t step, const optim *o)
 {
     ckpt_ctx *c = p;
@@ -434,18 +445,43 @@ static int save_resumable(void *p, size_t step, const optim *o)
         ts.rng[k] = gsl_rng_state(c->r->s[k]);
         ts.rng_size[k] = gsl_rng_size(c->r->s[k]);
     }
-    afile_join(path, sizeof path, c->dir, "checkpoint.ckpt");
-    if (ckpt_save(path, c->m, &ts, err, sizeof err) != 0) {
-        args_run_error("%s", err);
-        return -1;
-    }
     /* the weights of the best validation, when they changed since the last checkpoint */
-    if (c->best->step && c->best->step != c->best_saved) {
-        if (traindir_save_weights(c->m, c->best->w, c->dir, "best.ckpt") != 0)
-            return -1;
+    const int new_best = c->best->step && c->best->step != c->best_saved;
+    afile lf, bf, cf;
+    lf.tmp[0] = bf.tmp[0] = cf.tmp[0] = '\0';
+    lf.f = bf.f = cf.f = NULL;
+    int rc = -1;
+    afile_join(path, sizeof path, c->dir, "train_log.tsv");
+    if (afile_open(&lf, path, err, sizeof err) != 0)
+        goto fail;
+    if (write_log(lf.f, c->log) != 0 && !ferror(lf.f))
+        lf.err_no = EIO;
+    if (afile_finish(&lf, err, sizeof err) != 0)
+        goto fail;
+    if (new_best &&
+        traindir_stage_weights(&bf, c->m, c->best->w, c->dir, "best.ckpt", err, sizeof err))
+        goto fail;
+    afile_join(path, sizeof path, c->dir, "checkpoint.ckpt");
+    if (ckpt_stage(&cf, path, c->m, &ts, err, sizeof err) != 0)
+        goto fail;
+    /* the renames: the log, the best weights, then the checkpoint */
+    if (afile_publish(&lf, err, sizeof err) != 0)
+        goto fail;
+    c->log_step = step;
+    if (new_best && afile_publish(&bf, err, sizeof err) != 0)
+        goto fail;
+    if (new_best)
         c->best_saved = c->best->step;
-    }
-    return cmd_write_file(c->dir, "train_log.tsv", write_log, c->log);
+    if (afile_publish(&cf, err, sizeof err) != 0)
+        goto fail;
+    c->ckpt_step = step;
+    return 0;
+fail:
+    afile_abort(&lf);
+    afile_abort(&bf);
+    afile_abort(&cf);
+    args_run_error("%s", err);
+    return rc;
 }
 
 /* Says what a run stopped by a signal during its final evaluation holds, and how to
@@ -540,7 +576,7 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         return args_run_error("out of memory");
     }
     memcpy(best.w, m->params.data, m->params.size * sizeof(double));
-    ckpt_ctx cc = {m, r, j->dir, &log, &best, 0};
+    ckpt_ctx cc = {m, r, j->dir, &log, &best, 0, 0, 0};
     train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
     if (st) {
         hooks.seconds_offset = traindir_restore_log(j->dir, st->step, log.f, &best, c);
@@ -552,6 +588,7 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         }
         traindir_restore_best(j->dir, best.w, m->params.size);
         cc.best_saved = best.step;
+        cc.ckpt_step = cc.log_step = st->step; /* the log reaches it (restore_log) */
     }
     train_progress progress = j->quiet ? TRAIN_QUIET : isatty(2) ? TRAIN_BAR : TRAIN_LINES;
     const task *t = task_open(c, err, sizeof err);
@@ -584,14 +621,23 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
             rc = cmd_stopped_status();
         }
     } else if (tr == TRAIN_FAILED) {
-        /* keep the log up to the last good step beside the last good checkpoint */
-        cmd_write_file(j->dir, "train_log.tsv", write_log, &log);
+        /* keep the log up to the last good step beside the last good checkpoint; when
+         * it cannot be written, the one on disk reaches that checkpoint (save_resumable) */
+        char why[ARGS_ERR_MAX];
+        const int log_kept = afile_write(j->dir, "train_log.tsv", write_log, &log, why,
+                                         sizeof why) == 0 || cc.log_step;
         afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
-        if (access(path, F_OK) == 0)
-            rc = args_run_error("%s; the log and the last good checkpoint (%s) are kept", err,
-                                path);
-        else
+        /* name only what is on disk and whole */
+        if (cc.ckpt_step && log_kept)
+            rc = args_run_error("%s; the log and the last good checkpoint (%s, step %zu) are "
+                                "kept", err, path, cc.ckpt_step);
+        else if (cc.ckpt_step)
+            rc = args_run_error("%s; the last good checkpoint (%s, step %zu) is kept", err,
+                                path, cc.ckpt_step);
+        else if (log_kept)
             rc = args_run_error("%s; the log is kept in %s", err, j->dir);
+        else
+            rc = args_run_error("%s; no log or checkpoint could be kept in %s", err, j->dir);
     } else {
         rc = finish_run(j, m, r, &log, &ts, &best);
     }

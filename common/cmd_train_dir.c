@@ -343,9 +343,20 @@ double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best 
         args_run_error("--resume: %s/train_log.tsv: path too long", dir);
         return -1;
     }
+    /* the last row the log of this checkpoint must hold: the last validation at or
+     * before its step (0: none yet, the log may be missing) */
+    size_t want = step;
+    while (want > 0 && !train_validates_at(c, want))
+        want--;
     struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT)
-        return 0; /* no log yet: nothing to copy */
+    if (stat(path, &st) != 0 && errno == ENOENT) {
+        if (want == 0)
+            return 0; /* no log yet: nothing to copy */
+        args_run_error("--resume: %s is missing, but checkpoint.ckpt is at step %zu (the log "
+                       "must reach step %zu); put the run's log back, or start the run again "
+                       "with --force", path, step, want);
+        return -1;
+    }
     FILE *f = infile_open(path, 0, err, sizeof err); /* a FIFO is refused, never waited on */
     if (!f) {
         args_run_error("--resume: %s; put the run's log back, or start the run again with "
@@ -370,6 +381,8 @@ double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best 
             break;
         fputs(line, log);
         seconds = sec;
+        if (s == want)
+            want = 0; /* reached */
         /* columns 9 and 10: val_loss, val_token_acc (train.h) */
         if (sscanf(line, "%llu\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf", &s, &sec, &skip,
                    &skip, &skip, &skip, &skip, &skip, &vloss, &vtok) == 10)
@@ -388,6 +401,12 @@ double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best 
                            "with --force", err);
         return -1;
     }
+    if (want > 0) {
+        args_run_error("--resume: %s ends before step %zu, the last it must hold for "
+                       "checkpoint.ckpt at step %zu; put the run's log back, or start the run "
+                       "again with --force", path, want, step);
+        return -1;
+    }
     return seconds;
 }
 
@@ -404,22 +423,21 @@ void traindir_restore_best(const char *dir, double *w, size_t n)
         b->ops->free(b);
 }
 
-int traindir_save_weights(model *m, const double *w, const char *dir, const char *name)
+int traindir_stage_weights(afile *af, model *m, const double *w, const char *dir,
+                           const char *name, char *err, size_t n)
 {
-    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    char path[AFILE_PATH_MAX];
     arena *p = &m->params;
     double *own = malloc(p->size * sizeof *own);
     if (!own) {
-        args_run_error("out of memory");
+        snprintf(err, n, "out of memory");
         return -1;
     }
     memcpy(own, p->data, p->size * sizeof *own);
     memcpy(p->data, w, p->size * sizeof *own);
     afile_join(path, sizeof path, dir, name);
-    int rc = ckpt_save(path, m, NULL, err, sizeof err);
+    int rc = ckpt_stage(af, path, m, NULL, err, n);
     memcpy(p->data, own, p->size * sizeof *own);
     free(own);
-    if (rc != 0)
-        args_run_error("%s", err);
     return rc;
 }

@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 
+#include "afile.h"
 #include "config.h"
 #include "model.h"
 #include "runlock.h"
@@ -74,7 +75,9 @@ int traindir_check_checkpoint(const char *dir, const config *stored);
  * sessions before. Each line's validation is fed to the stopping rule again
  * (train_val_update), so best is what the run had at that step, its weights excepted
  * (traindir_restore_best). A log that cannot be read (not a regular file, a read error,
- * a line beyond any log's) returns -1 after the message. */
+ * a line beyond any log's), or one that lacks the row of the last validation at or
+ * before step (missing, or cut short: the checkpoint is ahead of it), returns -1 after
+ * the message. */
 double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best *best,
                             const config *c);
 
@@ -83,8 +86,10 @@ double traindir_restore_log(const char *dir, size_t step, FILE *log, train_best 
 void traindir_restore_best(const char *dir, double *w, size_t n);
 
 /* Writes the model m with the weights w (m's number of parameters) in place of its own —
- * swapped in, saved, swapped back — to dir/name (best.ckpt: the best validation's
- * weights while the run goes on). Returns 0, or -1 after the message. */
-int traindir_save_weights(model *m, const double *w, const char *dir, const char *name);
+ * swapped in, written, swapped back — to the temporary file of dir/name in af
+ * (ckpt_stage: finished, not yet renamed; best.ckpt: the best validation's weights while
+ * the run goes on). Returns 0, or -1 with one line in err (n bytes) and nothing left. */
+int traindir_stage_weights(afile *af, model *m, const double *w, const char *dir,
+                           const char *name, char *err, size_t n);
 
 #endif
