@@ -245,9 +245,19 @@ START_TEST(memory_running_out_is_not_the_end_of_a_line)
         char err[256] = "", *line = NULL;
         size_t cap = 0;
         ssize_t got = -100;
-        if (zero && setrlimit(RLIMIT_AS, &lim) == 0)
+        alarm(30); /* never an endless child, whatever happens below */
+        if (zero && setrlimit(RLIMIT_AS, &lim) == 0) {
+            /* an emulator (qemu-user, the arm64 run of CI) ignores RLIMIT_AS: then the
+             * reader would read /dev/zero until the machine's memory ran out */
+            void *probe = malloc((size_t)room);
+            if (probe) {
+                free(probe);
+                dprintf(fds[1], "skip");
+                _exit(0);
+            }
             got = infile_getline(&line, &cap, (size_t)-1 / 2, zero, "/dev/zero", err,
                                  sizeof err);
+        }
         dprintf(fds[1], "%zd %s", got, err);
         _exit(0);
     }
@@ -257,6 +267,11 @@ START_TEST(memory_running_out_is_not_the_end_of_a_line)
     said[k > 0 ? k : 0] = '\0';
     close(fds[0]);
     waitpid(pid, NULL, 0);
+    if (strcmp(said, "skip") == 0) {
+        printf("memory_running_out_is_not_the_end_of_a_line: RLIMIT_AS is not enforced here "
+               "(an emulator?): not run\n");
+        return;
+    }
     char want[32];
     snprintf(want, sizeof want, "%d /dev/zero: out of memory", INFILE_FAIL);
     ck_assert_msg(strncmp(said, want, strlen(want)) == 0, "the child said: %s", said);
