@@ -19,6 +19,7 @@
 #include "../common/dataset.h"
 #include "../common/task.h"
 #include "cli_helpers.h"
+#include "reportutil.h"
 #include "testutil.h"
 
 /* ---- data sets written here ------------------------------------------------------------ */
@@ -57,15 +58,27 @@ static int parse(dataset *d, const char *text, size_t len, char *err, size_t n)
     return dataset_parse(d, copy, len, "x.tsv", 8, err, n);
 }
 
-/* The directory of this process's files, made once. */
+/* The directory of this process's files, made once; each test case's teardown
+ * (remove_tmpdir) takes it away again, so make check leaves none behind. */
+static char tmp_dir[64];
+
 static const char *tmpdir(void)
 {
-    static char dir[64];
+    char *dir = tmp_dir;
     if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/attnlab-data-XXXXXX");
+        snprintf(dir, sizeof tmp_dir, "/tmp/attnlab-data-XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(dir));
     }
     return dir;
+}
+
+/* The teardown of every test case: removes tmpdir() when the test made it. */
+static void remove_tmpdir(void)
+{
+    if (tmp_dir[0]) {
+        ru_remove_tree(tmp_dir);
+        tmp_dir[0] = '\0';
+    }
 }
 
 /* Writes text to dir/name and the path into path. */
@@ -570,6 +583,7 @@ Suite *make_data_suite(void)
 {
     Suite *s = suite_create("data");
     TCase *tc = tcase_create("parse");
+    tcase_add_checked_fixture(tc, NULL, remove_tmpdir);
     tcase_add_test(tc, a_file_becomes_examples_and_a_sorted_vocabulary);
     tcase_add_loop_test(tc, each_bad_line_is_named, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
@@ -579,12 +593,14 @@ Suite *make_data_suite(void)
     tcase_add_test(tc, a_data_file_path_may_hold_spaces);
     suite_add_tcase(s, tc);
     tc = tcase_create("split");
+    tcase_add_checked_fixture(tc, NULL, remove_tmpdir);
     tcase_add_test(tc, the_split_is_fixed_disjoint_and_independent_of_the_order);
     tcase_add_test(tc, buckets_hold_one_shape_each_and_never_cross_a_set);
     tcase_add_test(tc, training_batches_come_from_one_bucket_of_the_training_set);
     tcase_add_test(tc, words_are_parsed_and_shown_with_the_vocabulary);
     suite_add_tcase(s, tc);
     tc = tcase_create("program");
+    tcase_add_checked_fixture(tc, NULL, remove_tmpdir);
     tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, each_model_trains_on_a_file_and_shows_its_words, 0, 3);
