@@ -2,7 +2,6 @@
 #include "tensor.h"
 
 #include <gsl/gsl_blas.h>
-#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -90,8 +89,24 @@ void op_uniform(double *x, size_t n, double bound, const gsl_rng *r)
 
 void op_normal(double *x, size_t n, double sd, const gsl_rng *r)
 {
-    for (size_t i = 0; i < n; i++)
-        x[i] = gsl_ran_gaussian_ziggurat(r, sd);
+    /* Marsaglia's polar method (1964): a point (u, v) uniform in the unit disc, with
+     * s = u² + v², gives two independent standard normals
+     *     u·√(−2 ln s / s)   and   v·√(−2 ln s / s).
+     * The point is drawn uniform in the square [−1, 1)² and kept when 0 < s < 1 (π/4 of
+     * the time). Its only elementary functions are fm_log and sqrt, both the same bits
+     * everywhere (common/fastmath.c): GSL's samplers call libm. The second normal of a
+     * pair is used too; for an odd n the last pair's second is dropped. */
+    for (size_t i = 0; i < n;) {
+        const double u = 2.0 * gsl_rng_uniform(r) - 1.0;
+        const double v = 2.0 * gsl_rng_uniform(r) - 1.0;
+        const double s = u * u + v * v;
+        if (s >= 1.0 || s == 0.0)
+            continue;
+        const double k = sd * sqrt(-2.0 * fm_log(s) / s);
+        x[i++] = u * k;
+        if (i < n)
+            x[i++] = v * k;
+    }
 }
 
 void op_softmax_row(double *x, size_t n)
