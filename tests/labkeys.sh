@@ -156,3 +156,81 @@ for lab in "$@"; do
         >"$out/bands-$lab.tsv"
     echo "labkeys.sh: $out/bands-$lab.tsv" >&2
 done
+
+# The keys' own bands: every line of docs/labs/keys/NN-*.bands.tsv recomputed from the
+# instances' files, rounded to the decimals the line has, into OUT/keys/ (same name; the
+# comment lines and the header are kept). Each band that moved is printed as
+#     NN-NAME.bands.tsv:LINE  FILE  ROW  COLUMN  OLD -> NEW
+# so that the keys (English and Chinese) can be rewritten where they quote it; a line
+# whose number some instance did not write is printed with "missing in N of M".
+mkdir -p "$out/keys"
+for lab in "$@"; do
+    for bands in docs/labs/keys/"$lab"-*.bands.tsv; do
+        [ -f "$bands" ] || continue
+        name=$(basename "$bands")
+        awk -F'\t' -v out="$out" -v name="$name" '
+            # The number that row and column pick in the table at path ("" when none):
+            # row is NAME=VALUE[,NAME=VALUE...] or, for a matrix, #ROW,COLUMN from 1.
+            function value(path, row, column,    line, h, nh, f, nf, k, j, r, col, rc,
+                                                 matrix, sel, ns, eq, hit, ok, v) {
+                v = ""
+                if ((getline line < path) <= 0) { close(path); return "" }
+                nh = split(line, h, "\t")
+                matrix = substr(row, 1, 1) == "#"
+                col = 0
+                if (matrix) { split(substr(row, 2), rc, ","); col = rc[2] + 1 }
+                else for (k = 1; k <= nh; k++) if (h[k] == column) col = k
+                r = 0
+                while (v == "" && (getline line < path) > 0 && line != "") {
+                    nf = split(line, f, "\t")
+                    r++
+                    if (matrix) ok = r == rc[1] + 0
+                    else {
+                        ok = 1
+                        ns = split(row, sel, ",")
+                        for (j = 1; j <= ns && ok; j++) {
+                            eq = index(sel[j], "=")
+                            hit = 0
+                            for (k = 1; k <= nh && k <= nf; k++)
+                                if (h[k] == substr(sel[j], 1, eq - 1) && f[k] == substr(sel[j], eq + 1)) hit = 1
+                            ok = hit
+                        }
+                    }
+                    if (ok && col >= 1 && col <= nf && f[col] ~ /^-?[0-9]/) v = f[col]
+                }
+                close(path)
+                return v
+            }
+            function decimals(s) { return index(s, ".") ? length(s) - index(s, ".") : 0 }
+            BEGIN {
+                cmd = "ls -d \"" out "\"/*/s*"
+                while ((cmd | getline d) > 0) inst[++ninst] = d
+                close(cmd)
+                dest = out "/keys/" name
+                printf "" > dest
+            }
+            /^#/ || !header { if ($0 !~ /^#/) header = 1; print > dest; next }
+            {
+                dec = decimals($4) > decimals($5) ? decimals($4) : decimals($5)
+                scale = 1
+                for (k = 0; k < dec; k++) scale *= 10
+                lo = ""; hi = ""; miss = 0
+                for (i = 1; i <= ninst; i++) {
+                    v = value(inst[i] "/" $1, $2, $3)
+                    if (v == "") { miss++; continue }
+                    v = int(v * scale + 0.5) / scale
+                    if (lo == "" || v < lo) lo = v
+                    if (hi == "" || v > hi) hi = v
+                }
+                if (lo == "") { print > dest; new = "missing in every instance" }
+                else {
+                    nlo = sprintf("%." dec "f", lo); nhi = sprintf("%." dec "f", hi)
+                    print $1 "\t" $2 "\t" $3 "\t" nlo "\t" nhi > dest
+                    new = nlo " " nhi (miss ? " (missing in " miss " of " ninst ")" : "")
+                }
+                if (new != $4 " " $5)
+                    print name ":" NR "\t" $1 "\t" $2 "\t" $3 "\t" $4 " " $5 " -> " new
+            }' "$bands"
+    done
+done
+echo "labkeys.sh: the keys' bands recomputed in $out/keys" >&2
