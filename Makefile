@@ -92,8 +92,10 @@ BIN      := $(BUILD)/attnlab
 TEST_BIN := $(BUILD)/attnlab-tests
 # The generator of lab 08's data set, a program of its own (it needs no library).
 LABDATA  := $(BUILD)/labdata-dates
+TRANSLATE_GEN  := $(BUILD)/labdata-translate
+TRANSLATE_DATA := $(BUILD)/data/translate.tsv
 
-.PHONY: FORCE all labdata check check-keys check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
+.PHONY: FORCE all labdata translate-data check check-keys check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
         uninstall deps
 
 # Build the attnlab program.
@@ -129,13 +131,27 @@ $(BUILD)/tests/suites.h: $(TEST_SRC)
 $(TEST_OBJ): $(BUILD)/tests/suites.h
 $(TEST_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) -I$(BUILD)/tests
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ)
+# The tests also run the data generator beside the program (tests/test_translate.c).
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ) | $(TRANSLATE_GEN)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(ALL_LDLIBS)
 
 # Build the generator of docs/labs/data/dates.tsv.
 $(LABDATA): docs/labs/data/dates.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -o $@ $<
+
+# Build the generator of the toy translation data set (docs/labs/data/translate.c).
+$(TRANSLATE_GEN): docs/labs/data/translate.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -o $@ $<
+
+# Write the toy translation data set (about 8 MB, so written here rather than kept in the
+# repository): train on it with --task file:$(TRANSLATE_DATA).
+translate-data: $(TRANSLATE_DATA)
+$(TRANSLATE_DATA): $(TRANSLATE_GEN)
+	@mkdir -p $(dir $@)
+	$(TRANSLATE_GEN) > $@.tmp
+	mv $@.tmp $@
 
 # Write docs/labs/data/dates.tsv again with its generator (docs/labs/data/dates.c).
 labdata: $(LABDATA)
@@ -271,7 +287,7 @@ GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
 WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
 # The portable core: what every front-end compiles (no processes, signals, file locks,
 # dlsym, gnuplot). One variable: once the core has a folder of its own, its wildcard.
-WEB_CORE_SRC := $(addprefix common/,afile.c buildinfo.c carve.c checkpoint.c \
+WEB_CORE_SRC := $(addprefix common/,afile.c bleu.c buildinfo.c carve.c checkpoint.c \
                 checkpoint_format.c config.c crc32.c dataset.c eval.c fastmath.c gradcheck.c \
                 infile.c model.c optim.c rng.c task.c task_copy.c task_reverse.c tensor.c train.c \
                 tsv.c walk.c)
