@@ -128,6 +128,7 @@ static int eval_examples(model *m, const task *t, const size_t *idx, size_t B, b
         }
         *tok += ok;
         *seq += ok == Tt;
+        bleu_add(&e->bleu, pred + i * Tt, Tt, b->tgt + i * Tt, Tt);
     }
     const double l = model_forward(m, b, NULL);
     if (isnan(l)) {
@@ -250,6 +251,23 @@ int eval_write_positions_tsv(FILE *f, const char *model_name, const eval_result 
     for (size_t k = 0; k < nl; k++)
         for (size_t j = 0; j < r[k].tlen; j++)
             fprintf(f, "%s\t%zu\t%zu\t%.6f\n", model_name, r[k].len, j + 1, r[k].pos_acc[j]);
+    return ferror(f) ? -1 : 0;
+}
+
+int eval_write_bleu_tsv(FILE *f, const char *model_name, const eval_result *r, size_t nl)
+{
+    fprintf(f, "model\tlen\tsamples\thyp_len\tref_len");
+    for (int n = 1; n <= BLEU_N; n++)
+        fprintf(f, "\tmatch%d\ttotal%d", n, n);
+    fprintf(f, "\tbleu\n");
+    for (size_t k = 0; k < nl; k++) {
+        const bleu_stats *s = &r[k].bleu;
+        fprintf(f, "%s\t%zu\t%zu\t%zu\t%zu", model_name, r[k].len, r[k].samples, s->hyp_len,
+                s->ref_len);
+        for (int n = 0; n < BLEU_N; n++)
+            fprintf(f, "\t%zu\t%zu", s->match[n], s->total[n]);
+        fprintf(f, "\t%.6f\n", bleu_score(s));
+    }
     return ferror(f) ? -1 : 0;
 }
 

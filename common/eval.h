@@ -16,7 +16,9 @@
  * length, bucket by bucket. The targets of one source length may differ in length:
  * tlen is then the longest, token_acc counts over every target token, loss is the mean
  * per target token, and pos_acc[i] is the accuracy at position i among the examples
- * whose target reaches it. samples is the number of examples at that length.
+ * whose target reaches it. samples is the number of examples at that length. Each example
+ * is decoded to the length of its own target (there is no end-of-sentence symbol), and
+ * its BLEU-4 counts against that target are summed into bleu.
  */
 #ifndef ATTNLAB_EVAL_H
 #define ATTNLAB_EVAL_H
@@ -24,6 +26,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "bleu.h"
 #include "model.h"
 #include "task.h"
 
@@ -33,6 +36,7 @@ typedef struct eval_result {
     size_t samples;
     double token_acc, seq_acc, loss;
     double *pos_acc;  /* (tlen) accuracy per output position */
+    bleu_stats bleu;  /* file tasks: BLEU-4 counts of the decoded targets (bleu.h) */
 } eval_result;
 
 /* What eval_run and eval_data_run return besides 0 and -1: *stop was set. */
@@ -62,6 +66,12 @@ int eval_write_tsv(FILE *f, const char *model_name, const eval_result *r, size_t
  * 1-based. */
 int eval_write_positions_tsv(FILE *f, const char *model_name, const eval_result *r,
                              size_t nl);
+
+/* Writes the BLEU-4 counts of a file task's evaluation as TSV (docs/results-format.md):
+ * model, len, samples, hyp_len, ref_len, match1, total1 .. match4, total4, bleu — the
+ * counts, so that lengths and runs can be merged exactly. Returns 0, or -1 on a write
+ * error. */
+int eval_write_bleu_tsv(FILE *f, const char *model_name, const eval_result *r, size_t nl);
 
 /* Prints the per-length table for people. */
 void eval_print(FILE *f, const char *model_name, const eval_result *r, size_t nl);
