@@ -212,19 +212,23 @@ for lab in "$@"; do
             /^#/ || !header { if ($0 !~ /^#/) header = 1; print > dest; next }
             {
                 dec = decimals($4) > decimals($5) ? decimals($4) : decimals($5)
+                # a band written with an exponent comes from a %g column of the program
+                # tables (six significant digits): it is written again the same way
+                sci = ($4 $5) ~ /[eE]/
                 scale = 1
                 for (k = 0; k < dec; k++) scale *= 10
                 lo = ""; hi = ""; miss = 0
                 for (i = 1; i <= ninst; i++) {
                     v = value(inst[i] "/" $1, $2, $3)
                     if (v == "") { miss++; continue }
-                    v = int(v * scale + 0.5) / scale
+                    if (!sci) v = int(v * scale + 0.5) / scale
                     if (lo == "" || v < lo) lo = v
                     if (hi == "" || v > hi) hi = v
                 }
                 if (lo == "") { print > dest; new = "missing in every instance" }
                 else {
-                    nlo = sprintf("%." dec "f", lo); nhi = sprintf("%." dec "f", hi)
+                    fmt = sci ? "%.6g" : "%." dec "f"
+                    nlo = sprintf(fmt, lo); nhi = sprintf(fmt, hi)
                     print $1 "\t" $2 "\t" $3 "\t" nlo "\t" nhi > dest
                     new = nlo " " nhi (miss ? " (missing in " miss " of " ninst ")" : "")
                 }
