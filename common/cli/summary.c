@@ -26,13 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "afile.h"
-#include "config.h"
-#include "model.h"
+#include "../core/afile.h"
+#include "../core/config.h"
+#include "../core/model.h"
 #include "report.h"
 #include "rundir.h"
 #include "summary_group.h"
-#include "task.h"
+#include "../core/task.h"
 
 static int cmp_size(const void *a, const void *b)
 {

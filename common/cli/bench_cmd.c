@@ -13,8 +13,8 @@
 #include "buildinfo.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
-#include "config.h"
-#include "model.h"
+#include "../core/config.h"
+#include "../core/model.h"
 
 void cmd_bench_help(void)
 {

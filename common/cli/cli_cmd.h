@@ -20,10 +20,10 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "afile.h"
-#include "model.h"
+#include "../core/afile.h"
+#include "../core/model.h"
 #include "runlock.h"
-#include "task.h"
+#include "../core/task.h"
 
 /* The commands: parse argv (argv[0] the command word), run, return the exit status. */
 int cmd_train(int argc, char **argv);

@@ -16,8 +16,8 @@
 
 #include <stdio.h>
 
-#include "config.h"
-#include "model.h"
+#include "../core/config.h"
+#include "../core/model.h"
 
 typedef struct bench_result {
     char model[CONFIG_STR_MAX];
@@ -48,7 +48,7 @@ void bench_print(FILE *f, const bench_result *r, size_t n, double dgemm_gflops);
 
 #include <gsl/gsl_rng.h>
 
-#include "task.h"
+#include "../core/task.h"
 
 /* The cost of one length for a trained model, as `attnlab train --cost-lengths` records
  * it: the median time of a forward and backward pass (a training step without the

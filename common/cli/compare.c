@@ -23,11 +23,11 @@
 #include "cli_args.h"
 #include "cli_cmd.h"
 #include "compare.h"
-#include "config.h"
-#include "model.h"
+#include "../core/config.h"
+#include "../core/model.h"
 #include "runlock.h"
 #include "safedir.h"
-#include "train.h"
+#include "../core/train.h"
 
 /* The experiment presets. Every run validates at each log line and stops when it has
  * converged (patience validations without an improvement: docs/compare.md, "Training to

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "config.h"
+#include "../core/config.h"
 
 /* Writes m with row and column labels as TSV. Returns 0, or -1 on a write error. */
 int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],

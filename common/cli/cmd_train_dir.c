@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "cli_args.h"
-#include "checkpoint.h"
+#include "../core/checkpoint.h"
 #include "cli_cmd.h"
 #include "safedir.h"
-#include "infile.h"
+#include "../core/infile.h"
 
 /* Bytes of a config.tsv read back: a few hundred in practice. */
 #define CONFIG_TSV_MAX (1 << 20)

@@ -35,8 +35,8 @@
 
 #include <stddef.h>
 
-#include "config.h"
-#include "model.h"
+#include "../core/config.h"
+#include "../core/model.h"
 
 #define ARGS_EXIT_RUNTIME 1
 #define ARGS_EXIT_USAGE 2

@@ -11,9 +11,9 @@
 
 #include <stddef.h>
 
-#include "config.h"
-#include "task.h"
-#include "tsv.h"
+#include "../core/config.h"
+#include "../core/task.h"
+#include "../core/tsv.h"
 
 /* What a column holds, and so which values it accepts. */
 typedef enum {

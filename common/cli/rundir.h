@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "../core/config.h"
 
 /* One row of eval.tsv: greedy-decoding accuracy at one length. */
 typedef struct rundir_eval {

@@ -27,7 +27,7 @@
 #include "cli_args.h"
 #include "cli_cmd.h"
 #include "runlock.h"
-#include "train.h"
+#include "../core/train.h"
 
 /* ---- the command of a job -------------------------------------------------------------- */
 

@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "optim.h"
-#include "rng.h"
-#include "task.h"
-#include "train.h"
+#include "../core/optim.h"
+#include "../core/rng.h"
+#include "../core/task.h"
+#include "../core/train.h"
 
 /* Each timed repetition lasts at least this long, so timer resolution and scheduling
  * noise stay small beside it. */

@@ -21,11 +21,11 @@
 
 #include <stdio.h>
 
-#include "afile.h"
-#include "config.h"
-#include "model.h"
+#include "../core/afile.h"
+#include "../core/config.h"
+#include "../core/model.h"
 #include "runlock.h"
-#include "train.h"
+#include "../core/train.h"
 
 /* Creates dir (and its parents) when missing and takes its lock into l; then, unless
  * force, refuses a directory holding a finished or stopped run (saying which, and how to

@@ -16,21 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "bench.h"
 #include "buildinfo.h"
-#include "checkpoint.h"
+#include "../core/checkpoint.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
-#include "config.h"
-#include "eval.h"
-#include "gradcheck.h"
-#include "infile.h"
-#include "model.h"
+#include "../core/config.h"
+#include "../core/eval.h"
+#include "../core/gradcheck.h"
+#include "../core/infile.h"
+#include "../core/model.h"
 #include "report.h"
-#include "rng.h"
+#include "../core/rng.h"
 #include "safedir.h"
-#include "task.h"
+#include "../core/task.h"
 
 /* Prints n tokens of task t separated by spaces: numbers, or a file task's words. */
 static void print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t n)

@@ -23,12 +23,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "afile.h"
-#include "infile.h"
-#include "model.h"
+#include "../core/afile.h"
+#include "../core/infile.h"
+#include "../core/model.h"
 #include "rundir_table.h"
-#include "task.h"
-#include "tsv.h"
+#include "../core/task.h"
+#include "../core/tsv.h"
 
 /* ---- the columns --------------------------------------------------------------------- */
 

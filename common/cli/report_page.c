@@ -27,10 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "rundir.h"
-#include "task.h"
-#include "tsv.h"
+#include "../core/task.h"
+#include "../core/tsv.h"
 
 /* ---- the language ------------------------------------------------------------------- */
 

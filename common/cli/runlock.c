@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 
 /* The description of a write lock over the whole file. */
 static struct flock whole_file(void)

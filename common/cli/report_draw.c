@@ -45,7 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "buildinfo.h"
 #include "rundir.h"
 #include "safedir.h"

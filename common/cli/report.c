@@ -31,11 +31,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "rundir.h"
 #include "safedir.h"
-#include "task.h"
-#include "tsv.h"
+#include "../core/task.h"
+#include "../core/tsv.h"
 
 /* ---- matrices ------------------------------------------------------------------------ */
 

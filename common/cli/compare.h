@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "afile.h"
-#include "config.h"
+#include "../core/afile.h"
+#include "../core/config.h"
 
 #define COMPARE_MAX_ARGS 40 /* arguments of one job's command */
 #define COMPARE_MAX_SETUPS 32 /* setups of one comparison: every model, or a preset's sweep */

@@ -33,19 +33,19 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "buildinfo.h"
-#include "checkpoint.h"
+#include "../core/checkpoint.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
 #include "cmd_train_dir.h"
-#include "config.h"
-#include "model.h"
-#include "rng.h"
+#include "../core/config.h"
+#include "../core/model.h"
+#include "../core/rng.h"
 #include "runlock.h"
 #include "safedir.h"
-#include "task.h"
-#include "train.h"
+#include "../core/task.h"
+#include "../core/train.h"
 
 /* Symbols a --trace example may hold. */
 #define TRACE_MAX 4096

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "rundir.h"
 
 /* Parses s as a whole number: decimal digits only, at most 15 of them (10^15 is above

@@ -20,15 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 #include "buildinfo.h"
 #include "cli_args.h"
 #include "cli_cmd.h"
-#include "model.h"
+#include "../core/model.h"
 #include "report.h"
 #include "safedir.h"
 #include "summary.h"
-#include "task.h"
+#include "../core/task.h"
 
 /* Runs a command lists and report merges, at most. */
 #define MAX_RUNS 4096

@@ -93,7 +93,7 @@ int op_argmax(const double *z, size_t n);
 int op_tokens_time_major(int *dst, const int *src, size_t B, size_t T, size_t V);
 
 /* Returns -1 when one of ids (n) lies outside [0, V) (it would index past an embedding
- * table), else 0: the check of the error contract (common/model.h) before a pass reads a
+ * table), else 0: the check of the error contract (common/core/model.h) before a pass reads a
  * batch. */
 int op_tokens_check(const int *ids, size_t n, size_t V);
 

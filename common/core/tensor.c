@@ -94,7 +94,7 @@ void op_normal(double *x, size_t n, double sd, const gsl_rng *r)
      *     u·√(−2 ln s / s)   and   v·√(−2 ln s / s).
      * The point is drawn uniform in the square [−1, 1)² and kept when 0 < s < 1 (π/4 of
      * the time). Its only elementary functions are fm_log and sqrt, both the same bits
-     * everywhere (common/fastmath.c): GSL's samplers call libm. The second normal of a
+     * everywhere (common/core/fastmath.c): GSL's samplers call libm. The second normal of a
      * pair is used too; for an odd n the last pair's second is dropped. */
     for (size_t i = 0; i < n;) {
         const double u = 2.0 * gsl_rng_uniform(r) - 1.0;
@@ -264,7 +264,7 @@ void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx)
 
 /* ---- the attention softmax kernels ------------------------------------------------------------------
  * The one element-wise function of attention evaluated B·NH·Tq·Tk times, so it is written
- * to vectorise: e^x is fm_exp (common/fastmath.h), a call the compiler sees through, and
+ * to vectorise: e^x is fm_exp (common/core/fastmath.h), a call the compiler sees through, and
  * the maximum and the sum keep FM_LANES partial results (a running maximum or sum over k
  * is a chain the compiler may not reorder; FM_LANES chains side by side it may run as
  * one vector). FM_CLONES compiles each kernel for AVX2 and AVX-512 as well; every width

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "afile.h"
+#include "../core/afile.h"
 
 /* Writes the refusal of path, which lstat described as st, into err. Returns -1. */
 static int refuse(const char *path, const struct stat *st, char *err, size_t n)

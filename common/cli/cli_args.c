@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "task.h"
+#include "../core/task.h"
 
 /* getopt_long's code of setting k of config_fields: ARGS_SETTING + k, above every
  * args_flag. */

@@ -29,9 +29,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "model.h"
+#include "../core/model.h"
 #include "summary_group.h"
-#include "task.h"
+#include "../core/task.h"
 
 /* Writes x as a table cell: "%.6g", or "nan" when no seed had it (gnuplot skips it). */
 static void cell(FILE *f, double x) { fprintf(f, isnan(x) ? "\tnan" : "\t%.6g", x); }
