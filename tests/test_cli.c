@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "../common/cli/cli.h"
-#include "../common/cli/cli_args.h"
-#include "../common/cli/cli_cmd.h"
+#include "../common/cli/args.h"
+#include "../common/cli/cmd_measure.h"
 #include "../common/core/config.h"
 #include "../common/core/model.h"
 #include "cli_helpers.h"

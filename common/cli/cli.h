@@ -1,8 +1,8 @@
 /* cli.h — the attnlab command line (prefix: cli_).
  *
  * Subcommands: train, eval, gradcheck, attention, compare, report, bench, help (and
- * --version), each in a file of its own (cli_cmd.h), all reading their flags through
- * cli_args.h. Usage errors (unknown flag or subcommand, a value that is not a whole
+ * --version), each in a file of its own (cmd_NAME.c, listed in cmd.h), all reading their flags through
+ * args.h. Usage errors (unknown flag or subcommand, a value that is not a whole
  * number of the right range, an unknown model or task) print one line naming the flag
  * and what is accepted and exit with status 2; runtime errors (a missing or corrupt
  * file, a failed write, a model's report of bad input) print what failed and exit with

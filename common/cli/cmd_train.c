@@ -18,7 +18,7 @@
  * and eval.tsv with eval_positions.tsv last: eval.tsv marks a finished run (compare
  * skips it, --resume refuses it). A stop signal during the final evaluation ends it
  * without eval.tsv; the message gives the attnlab eval command that writes it. Before the first of them, the run takes the lock of
- * its directory and checks what the directory already holds (cmd_train_dir.h); the lock
+ * its directory and checks what the directory already holds (traindir.h); the lock
  * is held until the process ends.
  *
  * A run started by compare also watches compare: when compare is gone (killed, even by
@@ -36,9 +36,12 @@
 #include "../core/afile.h"
 #include "buildinfo.h"
 #include "../core/checkpoint.h"
-#include "cli_args.h"
-#include "cli_cmd.h"
-#include "cmd_train_dir.h"
+#include "args.h"
+#include "cmd.h"
+#include "cmd_files.h"
+#include "cmd_measure.h"
+#include "cmd_stop.h"
+#include "traindir.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "../core/rng.h"
@@ -130,60 +133,6 @@ void cmd_train_help(void)
            "  attnlab train --model rnn_attention --task file:docs/labs/data/dates.tsv "
            "--out runs/dates\n",
            model_names(), task_names());
-}
-
-/* ---- signals: stop cleanly, save, resume later ----------------------------------------- */
-
-volatile sig_atomic_t cmd_stop_signal;
-
-static void on_stop_signal(int sig) { cmd_stop_signal = sig; }
-
-void cmd_catch_stop_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
-int cmd_stopped_status(void) { return 128 + (int)cmd_stop_signal; }
-
-/* The compare process this run was started by (0: none), watched by watch_parent. */
-static pid_t watched_parent;
-
-/* SIGALRM: when compare is gone, this process has another parent; stop as on SIGTERM. */
-static void on_watch_tick(int sig)
-{
-    (void)sig;
-    if (getppid() != watched_parent && !cmd_stop_signal)
-        cmd_stop_signal = SIGTERM;
-}
-
-/* When compare started this run (its pid in CMD_PARENT_ENV, and it is still our parent),
- * checks five times a second that it still is, so the run stops, state saved, once
- * compare is gone, however compare ended. A pipe to a compare that is gone must not kill
- * the run before it saves: SIGPIPE is ignored then. */
-static void watch_parent(void)
-{
-    const char *env = getenv(CMD_PARENT_ENV);
-    char *end;
-    if (!env || !*env)
-        return;
-    const long pid = strtol(env, &end, 10);
-    if (*end != '\0' || pid <= 1 || (pid_t)pid != getppid())
-        return; /* not started by that compare: nothing to watch */
-    watched_parent = (pid_t)pid;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_watch_tick;
-    sa.sa_flags = SA_RESTART; /* file writes and waits go on undisturbed */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    struct itimerval every = {{0, 200000}, {0, 200000}};
-    setitimer(ITIMER_REAL, &every, NULL);
 }
 
 /* ---- the command line of a run ------------------------------------------------------------ */
@@ -669,7 +618,7 @@ int cmd_train(int argc, char **argv)
         goto out;
     /* from here a stop signal ends the run in order, however early it comes */
     cmd_catch_stop_signals();
-    watch_parent();
+    cmd_watch_parent();
     if (resume && (rc = resume_job(&j, resume, &m, &st)) != 0)
         goto out;
     const config *c = &j.c;

@@ -1,6 +1,6 @@
 /* compare_jobs.c — the jobs of a comparison: their commands, whether an earlier
  * invocation finished them, the process manager that runs them, and the manifest (see
- * compare.h).
+ * compare_jobs.h).
  *
  * Design. Each job is an independent `attnlab train` process; the parent only forks,
  * execs and waits, so a job that fails or is killed costs nothing but itself. Whether a
@@ -12,7 +12,7 @@
  * length limit: each argument is allocated to its size, and the texts compared with
  * command.txt are built in memory streams that grow.
  */
-#include "compare.h"
+#include "compare_jobs.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,8 +24,9 @@
 #include <unistd.h>
 
 #include "buildinfo.h"
-#include "cli_args.h"
-#include "cli_cmd.h"
+#include "args.h"
+#include "cmd_files.h"
+#include "cmd_stop.h"
 #include "runlock.h"
 #include "../core/train.h"
 

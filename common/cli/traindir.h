@@ -1,4 +1,4 @@
-/* cmd_train_dir.h — the run directory of attnlab train: who may write it, what it already
+/* traindir.h — the run directory of attnlab train: who may write it, what it already
  * holds, args.txt, and the checks of --resume (prefix: traindir_).
  *
  * Design. A run directory is owned by one writer at a time: train takes DIR/.lock
@@ -16,8 +16,8 @@
  * and the one stored in checkpoint.ckpt must agree on every field, or --resume names the
  * first field that differs and stops. Every function prints its own one-line message.
  */
-#ifndef ATTNLAB_CMD_TRAIN_DIR_H
-#define ATTNLAB_CMD_TRAIN_DIR_H
+#ifndef ATTNLAB_TRAINDIR_H
+#define ATTNLAB_TRAINDIR_H
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
-/* cmd_train_dir.c — the run directory of attnlab train: the lock, what the directory
- * already holds, args.txt, and the agreement --resume demands (see cmd_train_dir.h).
+/* traindir.c — the run directory of attnlab train: the lock, what the directory
+ * already holds, args.txt, and the agreement --resume demands (see traindir.h).
  *
  * Design. Three records of one configuration live in a run directory: args.txt (the
  * command, from which --resume rebuilds everything), config.tsv (every setting, written
@@ -7,7 +7,7 @@
  * compared field by field through config_format, the one text form of every field that
  * round-trips exactly, so "differs" means what config.tsv would show.
  */
-#include "cmd_train_dir.h"
+#include "traindir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "../core/afile.h"
-#include "cli_args.h"
+#include "args.h"
 #include "../core/checkpoint.h"
-#include "cli_cmd.h"
+#include "cmd_files.h"
 #include "safedir.h"
 #include "../core/infile.h"
 

@@ -1,8 +1,8 @@
-/* compare.h — the runs of a comparison and the process manager that runs them
+/* compare_jobs.h — the runs of a comparison and the process manager that runs them
  * (prefix: compare_).
  *
  * Design. A comparison is a list of jobs, one per setup x seed, each a self-contained
- * `attnlab train` command with its own run directory DIR/runs/LABEL-sSEED (compare.c
+ * `attnlab train` command with its own run directory DIR/runs/LABEL-sSEED (cmd_compare.c
  * builds the list). A setup is a model at its canonical settings (LABEL is its name) or,
  * in a preset's sweep, a model with one setting changed (LABEL: lstm-hidden256). The same command is what --print-jobs prints, what DIR/command.txt
  * records, and what compare_schedule runs in a child process, at most `at_once` at a
@@ -19,8 +19,8 @@
  * writing on. A run directory still locked when a job is due (a run of an earlier
  * compare saving its state) is waited for, then looked at again.
  */
-#ifndef ATTNLAB_COMPARE_H
-#define ATTNLAB_COMPARE_H
+#ifndef ATTNLAB_COMPARE_JOBS_H
+#define ATTNLAB_COMPARE_JOBS_H
 
 #include <stdio.h>
 #include <sys/types.h>

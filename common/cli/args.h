@@ -1,4 +1,4 @@
-/* cli_args.h — reading a command line of attnlab: flags, counts, lists of lengths and
+/* args.h — reading a command line of attnlab: flags, counts, lists of lengths and
  * models, the configuration, and the one-line messages (prefix: args_).
  *
  * Design. Every kind of value is parsed in one place, whichever command takes it:
@@ -30,8 +30,8 @@
  * and gives status 1 (args_run_error). Every function here that can refuse its input
  * prints its own message and returns the status.
  */
-#ifndef ATTNLAB_CLI_ARGS_H
-#define ATTNLAB_CLI_ARGS_H
+#ifndef ATTNLAB_ARGS_H
+#define ATTNLAB_ARGS_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* cli_args.c — the command line's parsers and its one configuration builder (see
- * cli_args.h).
+/* args.c — the command line's parsers and its one configuration builder (see
+ * args.h).
  *
  * Design. Flags are GNU long options (getopt_long: `--hidden 128` or `--hidden=128`,
  * unambiguous abbreviations accepted). The option table of a command is made at each
@@ -10,7 +10,7 @@
  * sorts them. Nothing is converted while parsing: struct args keeps the raw text, and
  * args_config applies the settings once the model (and so its defaults) is known.
  */
-#include "cli_args.h"
+#include "args.h"
 
 #include <getopt.h>
 #include <stdarg.h>

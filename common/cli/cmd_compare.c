@@ -1,4 +1,4 @@
-/* compare.c — attnlab compare: every model x seed on one task, then the merged tables
+/* cmd_compare.c — attnlab compare: every model x seed on one task, then the merged tables
  * and figures.
  *
  * Design. compare does not train in-process: it turns its flags into one self-contained
@@ -20,9 +20,10 @@
 #include <unistd.h>
 
 #include "buildinfo.h"
-#include "cli_args.h"
-#include "cli_cmd.h"
-#include "compare.h"
+#include "args.h"
+#include "cmd.h"
+#include "cmd_stop.h"
+#include "compare_jobs.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "runlock.h"

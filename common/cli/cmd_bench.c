@@ -1,4 +1,4 @@
-/* bench_cmd.c — attnlab bench: the command around the measurements of bench.c.
+/* cmd_bench.c — attnlab bench: the command around the measurements of bench.c.
  *
  * Design. Each model is configured as train would configure it (its canonical sizes,
  * then the setting flags), but by args_config with that model fixed, so --models picks
@@ -11,8 +11,9 @@
 
 #include "bench.h"
 #include "buildinfo.h"
-#include "cli_args.h"
-#include "cli_cmd.h"
+#include "args.h"
+#include "cmd.h"
+#include "cmd_files.h"
 #include "../core/config.h"
 #include "../core/model.h"
 
