@@ -8,7 +8,7 @@
  * run saves DIR/checkpoint.ckpt (weights, Adam's moments, the three random streams) and
  * the whole training log, which lives in memory and is written in one piece; the files of
  * a checkpoint are written under temporary names and renamed into place only when all
- * are whole, checkpoint.ckpt last (save_resumable), so the log on disk always reaches the
+ * are whole, checkpoint.ckpt last (trainfiles_save), so the log on disk always reaches the
  * step of the checkpoint beside it, and a full disk leaves the previous set as it was. A resumed run continues
  * from that step with exactly the state an uninterrupted run would have had there: its
  * final weights are the same bytes.
@@ -42,6 +42,7 @@
 #include "cmd_measure.h"
 #include "cmd_stop.h"
 #include "traindir.h"
+#include "trainfiles.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "../core/rng.h"
@@ -314,124 +315,6 @@ static int restore_state(const ckpt_train_state *st, rng_streams *r, optim *o)
     return 0;
 }
 
-/* ---- the files of a run --------------------------------------------------------------------- */
-
-/* The log lives in a memory stream; every checkpoint writes it whole to train_log.tsv, so
- * the log on disk always matches the last checkpoint, whatever stops the run. */
-typedef struct run_log {
-    FILE *f;
-    char *buf;
-    size_t len;
-} run_log;
-
-static int write_log(FILE *f, const void *ctx)
-{
-    const run_log *l = ctx;
-    fflush(l->f);
-    return fwrite(l->buf, 1, l->len, f) == l->len ? 0 : -1;
-}
-
-static int write_config(FILE *f, const void *c) { return config_write_tsv(c, f); }
-
-/* The facts of a run besides its configuration: build, BLAS, size, time (build.tsv). */
-typedef struct run_facts {
-    const model *m;
-    const train_summary *ts;
-    const train_best *best;
-} run_facts;
-
-static int write_build(FILE *f, const void *ctx)
-{
-    const run_facts *rf = ctx;
-    fprintf(f, "key\tvalue\n");
-    buildinfo_write_tsv(f);
-    fprintf(f, "parameters\t%zu\n", rf->m->params.size);
-    if (rf->ts) {
-        fprintf(f, "train_steps\t%zu\n", rf->ts->steps);
-        fprintf(f, "train_seconds\t%.3f\n", rf->ts->seconds);
-        /* converged: a plateau ended the run (patience); target: its validation reached
-         * stop_acc; budget: it ran every step */
-        fprintf(f, "stopped\t%s\n", rf->ts->early == TRAIN_PLATEAU  ? "converged"
-                                     : rf->ts->early == TRAIN_TARGET ? "target"
-                                                                     : "budget");
-    }
-    if (rf->best && rf->best->step) {
-        /* the weights of model.ckpt: the step of the best validation, the training
-         * seconds up to it (as the log counts them), its validation scores */
-        fprintf(f, "best_step\t%zu\n", rf->best->step);
-        fprintf(f, "best_seconds\t%.3f\n", rf->best->seconds);
-        fprintf(f, "best_val_token_acc\t%.6f\n", rf->best->token_acc);
-        fprintf(f, "best_val_loss\t%.6g\n", rf->best->loss);
-    }
-    return ferror(f) ? -1 : 0;
-}
-
-/* The periodic checkpoint: weights, Adam's moments, the three random streams, and the
- * log up to this step. */
-typedef struct ckpt_ctx {
-    model *m;
-    rng_streams *r;
-    const char *dir;
-    run_log *log;
-    train_best *best; /* the best validation so far, its weights in best->w */
-    size_t best_saved; /* the step whose best weights best.ckpt holds (0: none) */
-    size_t ckpt_step;  /* the step of checkpoint.ckpt on disk (0: none) */
-    size_t log_step;   /* the step train_log.tsv on disk is complete to (0: no log) */
-} ckpt_ctx;
-
-/* Saves the set of a checkpoint: train_log.tsv, best.ckpt (when the best weights changed)
- * and checkpoint.ckpt. All three are written under their temporary names first, and only
- * when every one of them is whole are they renamed into place, the log first and
- * checkpoint.ckpt last: the checkpoint is the commit point, so the log on disk always
- * reaches the step of the checkpoint beside it, and a failure while writing (a full
- * disk) leaves the previous set as it was. Returns 0, or -1 after the message. */
-static int save_resumable(void *p, size_t step, const optim *o)
-{
-    ckpt_ctx *c = p;
-    char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
-    ckpt_train_state ts = {.step = step, .n = o->n, .m = o->m, .v = o->v};
-    for (int k = 0; k < CKPT_RNG_STREAMS; k++) {
-        ts.rng[k] = gsl_rng_state(c->r->s[k]);
-        ts.rng_size[k] = gsl_rng_size(c->r->s[k]);
-    }
-    /* the weights of the best validation, when they changed since the last checkpoint */
-    const int new_best = c->best->step && c->best->step != c->best_saved;
-    afile lf, bf, cf;
-    lf.tmp[0] = bf.tmp[0] = cf.tmp[0] = '\0';
-    lf.f = bf.f = cf.f = NULL;
-    int rc = -1;
-    afile_join(path, sizeof path, c->dir, "train_log.tsv");
-    if (afile_open(&lf, path, err, sizeof err) != 0)
-        goto fail;
-    if (write_log(lf.f, c->log) != 0 && !ferror(lf.f))
-        lf.err_no = EIO;
-    if (afile_finish(&lf, err, sizeof err) != 0)
-        goto fail;
-    if (new_best &&
-        traindir_stage_weights(&bf, c->m, c->best->w, c->dir, "best.ckpt", err, sizeof err))
-        goto fail;
-    afile_join(path, sizeof path, c->dir, "checkpoint.ckpt");
-    if (ckpt_stage(&cf, path, c->m, &ts, err, sizeof err) != 0)
-        goto fail;
-    /* the renames: the log, the best weights, then the checkpoint */
-    if (afile_publish(&lf, err, sizeof err) != 0)
-        goto fail;
-    c->log_step = step;
-    if (new_best && afile_publish(&bf, err, sizeof err) != 0)
-        goto fail;
-    if (new_best)
-        c->best_saved = c->best->step;
-    if (afile_publish(&cf, err, sizeof err) != 0)
-        goto fail;
-    c->ckpt_step = step;
-    return 0;
-fail:
-    afile_abort(&lf);
-    afile_abort(&bf);
-    afile_abort(&cf);
-    args_run_error("%s", err);
-    return rc;
-}
 
 /* Says what a run stopped by a signal during its final evaluation holds, and how to
  * finish it: the evaluation alone, by attnlab eval with this run's lengths, samples and
@@ -457,12 +340,13 @@ static int stopped_in_evaluation(const train_job *j)
  * trace, the cost, then the evaluation (eval.tsv last). Returns the exit status. A stop
  * signal ends the evaluation (stopped_in_evaluation); the files before it are always
  * written whole. */
-static int finish_run(const train_job *j, model *m, rng_streams *r, const run_log *log,
+static int finish_run(const train_job *j, model *m, rng_streams *r,
+                      const trainfiles_log *log,
                       const train_summary *ts, const train_best *best)
 {
     char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
     int rc;
-    if (cmd_write_file(j->dir, "train_log.tsv", write_log, log) != 0)
+    if (cmd_write_file(j->dir, "train_log.tsv", trainfiles_write_log, log) != 0)
         return ARGS_EXIT_RUNTIME;
     /* last.ckpt: the weights after the last step; model.ckpt, and everything measured
      * after it: the weights of the best validation */
@@ -476,8 +360,8 @@ static int finish_run(const train_job *j, model *m, rng_streams *r, const run_lo
         return args_run_error("%s", err);
     afile_join(path, sizeof path, j->dir, "best.ckpt");
     unlink(path); /* model.ckpt holds it now */
-    run_facts rf = {m, ts, best};
-    if (cmd_write_file(j->dir, "build.tsv", write_build, &rf) != 0)
+    trainfiles_facts rf = {m, ts, best};
+    if (cmd_write_file(j->dir, "build.tsv", trainfiles_write_build, &rf) != 0)
         return ARGS_EXIT_RUNTIME;
     if (j->trace_len) {
         char tdir[AFILE_PATH_MAX];
@@ -511,7 +395,7 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
 {
     const config *c = &j->c;
     char err[ARGS_ERR_MAX], path[AFILE_PATH_MAX];
-    run_log log = {0};
+    trainfiles_log log = {0};
     train_summary ts;
     log.f = open_memstream(&log.buf, &log.len);
     if (!log.f)
@@ -525,8 +409,8 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         return args_run_error("out of memory");
     }
     memcpy(best.w, m->params.data, m->params.size * sizeof(double));
-    ckpt_ctx cc = {m, r, j->dir, &log, &best, 0, 0, 0};
-    train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, save_resumable, &cc, 0};
+    trainfiles_ckpt cc = {m, r, j->dir, &log, &best, 0, 0, 0};
+    train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, trainfiles_save, &cc, 0};
     if (st) {
         hooks.seconds_offset = traindir_restore_log(j->dir, st->step, log.f, &best, c);
         if (hooks.seconds_offset < 0) {
@@ -553,7 +437,7 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     if (tr == TRAIN_STOPPED) {
         /* save where we are, so --resume continues exactly from here */
         afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
-        if (ts.steps >= first && save_resumable(&cc, ts.steps, o) != 0) {
+        if (ts.steps >= first && trainfiles_save(&cc, ts.steps, o) != 0) {
             rc = ARGS_EXIT_RUNTIME;
         } else if (access(path, F_OK) != 0) {
             /* stopped before the first step of a new run: nothing to resume */
@@ -571,10 +455,10 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         }
     } else if (tr == TRAIN_FAILED) {
         /* keep the log up to the last good step beside the last good checkpoint; when
-         * it cannot be written, the one on disk reaches that checkpoint (save_resumable) */
+         * it cannot be written, the one on disk reaches that checkpoint (trainfiles_save) */
         char why[ARGS_ERR_MAX];
-        const int log_kept = afile_write(j->dir, "train_log.tsv", write_log, &log, why,
-                                         sizeof why) == 0 || cc.log_step;
+        const int log_kept = afile_write(j->dir, "train_log.tsv", trainfiles_write_log, &log,
+                                         why, sizeof why) == 0 || cc.log_step;
         afile_join(path, sizeof path, j->dir, "checkpoint.ckpt");
         /* name only what is on disk and whole */
         if (cc.ckpt_step && log_kept)
@@ -623,7 +507,7 @@ int cmd_train(int argc, char **argv)
         goto out;
     const config *c = &j.c;
     if (!resume && (traindir_write_args(j.dir, argc, argv) != 0 ||
-                    cmd_write_file(j.dir, "config.tsv", write_config, c) != 0)) {
+                    cmd_write_file(j.dir, "config.tsv", trainfiles_write_config, c) != 0)) {
         rc = ARGS_EXIT_RUNTIME;
         goto out;
     }

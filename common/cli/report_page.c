@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../core/afile.h"
+#include "report_html.h"
 #include "rundir.h"
 #include "../core/task.h"
 #include "../core/tsv.h"
@@ -110,68 +111,11 @@ static const words
                 "budget_at.tsv 给出每个模型达到固定准确率所需的训练量，从未达到的运行记为"
                 "多于它的最后一步。"};
 
-/* ---- HTML ----------------------------------------------------------------------------- */
-
-/* Escapes text for HTML. */
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
-/* Writes a table read by tsv_read as an HTML table, its header as it is. */
-static void html_table(FILE *f, const tsv *t)
-{
-    fputs("<table>\n<tr>", f);
-    for (size_t c = 0; c < t->cols; c++) {
-        fputs("<th>", f);
-        html_text(f, t->cell[c]);
-        fputs("</th>", f);
-    }
-    fputs("</tr>\n", f);
-    for (size_t r = 0; r < t->rows; r++) {
-        fputs("<tr>", f);
-        for (size_t c = 0; c < t->cols; c++) {
-            fputs("<td>", f);
-            html_text(f, tsv_get(t, r, c));
-            fputs("</td>", f);
-        }
-        fputs("</tr>\n", f);
-    }
-    fputs("</table>\n", f);
-}
-
 /* Is group name's model (the part before ':') base? */
 static int is_model(const char *name, const char *base)
 {
     const size_t l = strlen(base);
     return strncmp(name, base, l) == 0 && (name[l] == '\0' || name[l] == ':');
-}
-
-/* Writes a group's name as the command line says it: "lstm:hidden=256,forget_bias=0"
- * becomes "lstm --hidden 256 --forget-bias 0" (the figure scripts do the same). */
-static void html_group(FILE *f, const char *name)
-{
-    const char *colon = strchr(name, ':');
-    char buf[512];
-    snprintf(buf, sizeof buf, "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
-    html_text(f, buf);
-    for (const char *p = colon; p && *p;) {
-        p++; /* past ':' or ',' */
-        size_t l = strcspn(p, ","), k = strcspn(p, "=");
-        fputs(" --", f);
-        for (size_t i = 0; i < l; i++) {
-            const char c[2] = {i < k && p[i] == '_' ? '-' : i == k ? ' ' : p[i], '\0'};
-            html_text(f, c);
-        }
-        p += l;
-    }
 }
 
 /* ---- the title and the summary -------------------------------------------------------- */
@@ -193,7 +137,7 @@ static void write_intro(FILE *f, const report_facts *fx)
     FILE *tf = open_memstream(&task_word, &len);
     if (!tf)
         return;
-    html_text(tf, name);
+    report_html_text(tf, name);
     fclose(tf);
     fputs("<h1>", f);
     if (lstm && attn && page_lang == REPORT_ZH) {
@@ -204,7 +148,7 @@ static void write_intro(FILE *f, const report_facts *fx)
     } else {
         for (size_t m = 0; m < fx->n_models; m++) {
             fputs(m ? ", " : "", f);
-            html_group(f, fx->models[m]);
+            report_html_group(f, fx->models[m]);
         }
         fprintf(f, page_lang == REPORT_ZH ? "：%s 任务" : " on the %s task", task_word);
     }
@@ -271,7 +215,7 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
     long at[N_NEED];
     char why[256];
     if (tsv_require(t, need, at, N_NEED, why, sizeof why) != 0) {
-        html_table(f, t);
+        report_html_table(f, t);
         return;
     }
     fprintf(f, "<p>%s</p>\n<div class=\"sum\"><table>\n<tr>", T(W_LENGTHS));
@@ -293,26 +237,26 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
                    strcmp(tsv_get(t, r + span, (size_t)at[MODEL]), group) == 0)
                 span++;
             fprintf(f, "<th class=\"m\" rowspan=\"%zu\">", span);
-            html_group(f, group);
+            report_html_group(f, group);
             fputs("</th>", f);
             for (int k = PARAMS; k <= SECS; k++) {
                 fprintf(f, "<td rowspan=\"%zu\">", span);
-                html_text(f, tsv_get(t, r, (size_t)at[k]));
+                report_html_text(f, tsv_get(t, r, (size_t)at[k]));
                 fputs("</td>", f);
             }
         }
         const char *len = tsv_get(t, r, (size_t)at[LEN]);
         fputs("<td>", f);
-        html_text(f, len);
+        report_html_text(f, len);
         fprintf(f, "</td><td class=\"l\">%s</td>", role_of(strtoul(len, NULL, 10), fx->cfg));
         /* one seed has no spread: its sd (0) is not shown */
         const int spread = strcmp(tsv_get(t, r, (size_t)at[SEEDS]), "1") != 0;
         for (int k = TOK; k <= SEQ; k += 2) {
             fputs("<td>", f);
-            html_text(f, tsv_get(t, r, (size_t)at[k]));
+            report_html_text(f, tsv_get(t, r, (size_t)at[k]));
             if (spread) {
                 fputs(" ± ", f);
-                html_text(f, tsv_get(t, r, (size_t)at[k + 1]));
+                report_html_text(f, tsv_get(t, r, (size_t)at[k + 1]));
             }
             fputs("</td>", f);
         }
@@ -320,7 +264,7 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
         const char *says = first && conv ? verdict_of(conv, group) : NULL;
         if (first && conv) {
             fprintf(f, "<td class=\"l\" rowspan=\"%zu\">", span);
-            html_text(f, says ? says : "");
+            report_html_text(f, says ? says : "");
             fputs("</td>", f);
         }
         /* any run short of its target: the cap ended it, or a plateau below the target */
@@ -333,52 +277,6 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
 }
 
 /* ---- the figures ---------------------------------------------------------------------- */
-
-/* Writes len bytes as base64 (RFC 4648, with padding). */
-static void base64(FILE *f, const unsigned char *b, size_t len)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < len; i += 3) {
-        const unsigned long v = (unsigned long)b[i] << 16 |
-                                (i + 1 < len ? (unsigned long)b[i + 1] << 8 : 0) |
-                                (i + 2 < len ? (unsigned long)b[i + 2] : 0);
-        fputc(abc[v >> 18 & 63], f);
-        fputc(abc[v >> 12 & 63], f);
-        fputc(i + 1 < len ? abc[v >> 6 & 63] : '=', f);
-        fputc(i + 2 < len ? abc[v & 63] : '=', f);
-    }
-}
-
-/* The big-endian 32-bit number at p. */
-static unsigned long be32(const unsigned char *p)
-{
-    return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 |
-           (unsigned long)p[3];
-}
-
-/* Writes figures/NAME.png as an <img> inside the page: pixel for pixel for a heat map.
- * Nothing when the file cannot be read or is not a PNG. */
-static void write_image(FILE *f, const char *out, const char *name, const char *alt)
-{
-    char rel[160], path[AFILE_PATH_MAX];
-    size_t len = 0;
-    snprintf(rel, sizeof rel, "figures/%s.png", name);
-    unsigned char *png = afile_join(path, sizeof path, out, rel) == 0
-                             ? (unsigned char *)afile_read(path, TSV_MAX_BYTES, &len)
-                             : NULL;
-    /* the signature, then IHDR: length, "IHDR", width, height */
-    if (png && len > 24 && memcmp(png + 1, "PNG", 3) == 0 && memcmp(png + 12, "IHDR", 4) == 0) {
-        const int heat = strncmp(name, "attention_", 10) == 0 || strcmp(name, "gates") == 0;
-        fprintf(f, "<div class=\"fig\"><img%s width=\"%lu\" height=\"%lu\" alt=\"",
-                heat ? " class=\"heat\"" : "", be32(png + 16), be32(png + 20));
-        html_text(f, alt);
-        fputs("\" src=\"data:image/png;base64,", f);
-        base64(f, png, len);
-        fputs("\"></div>\n", f);
-    }
-    free(png);
-}
-
 /* The trace files behind each attention figure: the model whose folder holds them and
  * the start of their names. */
 static const struct {
@@ -440,13 +338,13 @@ static void write_matrix(FILE *f, const tsv *t, const char *name, int masked)
     fprintf(f, " (max %.3f)</caption>\n<tr><th></th>", max);
     for (size_t c = 1; c < t->cols; c++) {
         fputs("<th>", f);
-        html_text(f, t->cell[c]);
+        report_html_text(f, t->cell[c]);
         fputs("</th>", f);
     }
     fputs("</tr>\n", f);
     for (size_t r = 0; r < t->rows; r++) {
         fputs("<tr><th>", f);
-        html_text(f, tsv_get(t, r, 0));
+        report_html_text(f, tsv_get(t, r, 0));
         fputs("</th>", f);
         for (size_t c = 1; c < t->cols; c++) {
             if (masked && c - 1 > r) {
@@ -459,9 +357,9 @@ static void write_matrix(FILE *f, const tsv *t, const char *name, int masked)
             palette(frac, hex);
             fprintf(f, "<td style=\"background:%s%s\" title=\"%s ", hex,
                     frac > 0.55 ? ";color:#fff" : "", T(W_QUERY));
-            html_text(f, tsv_get(t, r, 0));
+            report_html_text(f, tsv_get(t, r, 0));
             fprintf(f, " (%s %zu) → %s ", T(W_ROW), r + 1, T(W_KEY));
-            html_text(f, t->cell[c]);
+            report_html_text(f, t->cell[c]);
             fprintf(f, " (%s %zu): %.4f\">%.2f</td>", T(W_COL), c, v, v);
         }
         fputs("</tr>\n", f);
@@ -517,7 +415,7 @@ static void write_values(FILE *f, const char *out, const report_facts *fx, const
                 write_matrix(f, &t, names[i], strcmp(traced[k].prefix, "dec_self.") == 0);
             } else {
                 fprintf(f, "<p>%s %s ", names[i], T(W_TOO_BIG));
-                html_text(f, rel);
+                report_html_text(f, rel);
                 fprintf(f, "/%s</p>\n", names[i]);
             }
             tsv_free(&t);
@@ -576,17 +474,17 @@ static int write_page(FILE *f, const void *p)
         const int first = k == 0 || d->fig[k - 1].caption != d->fig[k].caption;
         const int last = k + 1 == d->n || d->fig[k + 1].caption != d->fig[k].caption;
         fputs(first ? "<figure>\n" : "", f);
-        write_image(f, c->out, d->fig[k].name, d->fig[k].name);
+        report_html_image(f, c->out, d->fig[k].name, d->fig[k].name);
         write_values(f, c->out, c->fx, d->fig[k].name);
         if (last) {
             fputs("<figcaption>", f);
-            html_text(f, page_lang == REPORT_ZH ? d->fig[k].caption_zh : d->fig[k].caption);
+            report_html_text(f, page_lang == REPORT_ZH ? d->fig[k].caption_zh : d->fig[k].caption);
             fputs("</figcaption>\n</figure>\n", f);
         }
     }
     if (c->manifest) {
         fprintf(f, "<h2>%s</h2>\n<p>%s</p>\n", T(W_MANIFEST), T(W_MANIFEST_P));
-        html_table(f, c->manifest);
+        report_html_table(f, c->manifest);
     }
     fputs("</body>\n</html>\n", f);
     return ferror(f) ? -1 : 0;

@@ -1,6 +1,6 @@
-/* summary.c — merging finished runs into one comparison: grouping run directories by
- * setup, statistics over seeds, and the tables (see summary.h; reading a run directory
- * is rundir.c's, the figures and the page are report.c's).
+/* summary.c — merging finished runs into one comparison: statistics over seeds and the
+ * tables (see summary.h; grouping the runs by setup is summary_group.c's, reading a run
+ * directory rundir.c's, the figures and the page report.c's).
  *
  * Design. rundir_load reads one run directory whole and checks every value in it
  * before anything is computed, so the statistics read typed records without checks and
@@ -74,126 +74,6 @@ static size_t distinct_values(rundir *const *rs, size_t nr, key_kind which, size
         if (u == 0 || v[u - 1] != v[i])
             v[u++] = v[i];
     return u;
-}
-
-/* ---- grouping runs by setup ---------------------------------------------------------- */
-
-/* Settings that do not change what a run computes, or that tell seeds apart. */
-static int is_incidental(const char *key)
-{
-    static const char *const keys[] = {"seed", "threads", "log_every", "checkpoint_every"};
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-        if (strcmp(key, keys[k]) == 0)
-            return 1;
-    return 0;
-}
-
-/* Does setting k matter and differ between a and b? Writes its value in b to y. */
-static int differs(const config *a, const config *b, size_t k, char y[static 128])
-{
-    char x[128];
-    if (is_incidental(config_fields[k].name))
-        return 0;
-    config_format(a, &config_fields[k], x, sizeof x);
-    config_format(b, &config_fields[k], y, 128);
-    return strcmp(x, y) != 0;
-}
-
-/* Do two runs differ only in their seed (and incidental settings)? */
-static int same_setup(const config *a, const config *b)
-{
-    char y[128];
-    for (size_t k = 0; k < config_n_fields; k++)
-        if (differs(a, b, k, y))
-            return 0;
-    return 1;
-}
-
-/* Are groups a and b of c setups of one model? */
-static int same_model(const summary_ctx *c, size_t a, size_t b)
-{
-    return strcmp(c->g[a].runs[0]->cfg.model, c->g[b].runs[0]->cfg.model) == 0;
-}
-
-/* How many groups of c are setups of group m's model (m included): above 1, a sweep. */
-static size_t setups_of(const summary_ctx *c, size_t m)
-{
-    size_t n = 0;
-    for (size_t o = 0; o < c->ng; o++)
-        n += same_model(c, o, m);
-    return n;
-}
-
-/* Names each group by its model; when one model has several setups, every one of them
- * adds the settings in which that model's setups differ (e.g. "lstm:hidden=64" and
- * "lstm:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
- * is a registered model name or a setting config_set accepted, so a name holds only
- * letters, digits and _.:=,+- (report_write_vars checks it again). Returns 0, or -1 with
- * a line in err when a name does not fit GROUP_NAME_MAX (it always does: see there). */
-static int name_groups(summary_ctx *c, char *err, size_t errn)
-{
-    for (size_t m = 0; m < c->ng; m++) {
-        const config *cfg = &c->g[m].runs[0]->cfg;
-        snprintf(c->g[m].name, GROUP_NAME_MAX, "%s", cfg->model);
-        char y[128];
-        for (size_t k = 0; k < config_n_fields; k++) {
-            /* does field k tell this model's setups apart? */
-            int tells = 0;
-            for (size_t o = 0; o < c->ng && !tells; o++)
-                tells = o != m && same_model(c, o, m) &&
-                        differs(&c->g[o].runs[0]->cfg, cfg, k, y);
-            if (!tells)
-                continue;
-            config_format(cfg, &config_fields[k], y, sizeof y);
-            size_t len = strlen(c->g[m].name);
-            int w = snprintf(c->g[m].name + len, GROUP_NAME_MAX - len, "%s%s=%s",
-                             strchr(c->g[m].name, ':') ? "," : ":", config_fields[k].name, y);
-            if (w < 0 || (size_t)w >= GROUP_NAME_MAX - len) {
-                snprintf(err, errn, "the runs of %s in %s differ in too many settings to "
-                         "name them (more than %d characters)", cfg->model,
-                         c->g[m].runs[0]->dir, GROUP_NAME_MAX - 1);
-                return -1;
-            }
-        }
-        if (strchr(c->g[m].name, ':'))
-            fprintf(stderr, "attnlab report: runs of %s with other settings are shown as %s\n",
-                    cfg->model, c->g[m].name);
-    }
-    return 0;
-}
-
-/* Where a group stands in the tables: its model's place in the registry. */
-static size_t group_rank(const model_group *g) { return model_rank(g->runs[0]->cfg.model); }
-
-/* Adds run r to the group of its setup, opening a group for a new setup; both arrays
- * grow as needed. Returns 0, or -1 when memory runs out. */
-static int add_to_group(summary_ctx *c, rundir *r)
-{
-    /* runs are seeds of one group only when every other setting agrees */
-    size_t m = 0;
-    while (m < c->ng && !same_setup(&c->g[m].runs[0]->cfg, &r->cfg))
-        m++;
-    if (m == c->ng) {
-        if (c->ng == c->cap) {
-            size_t cap = c->cap ? 2 * c->cap : 4;
-            model_group *g = realloc(c->g, cap * sizeof *g);
-            if (!g)
-                return -1;
-            c->g = g, c->cap = cap;
-        }
-        memset(&c->g[c->ng], 0, sizeof c->g[c->ng]);
-        c->ng++;
-    }
-    model_group *g = &c->g[m];
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 8;
-        rundir **runs = realloc(g->runs, cap * sizeof *runs);
-        if (!runs)
-            return -1;
-        g->runs = runs, g->cap = cap;
-    }
-    g->runs[g->n++] = r;
-    return 0;
 }
 
 /* ---- the tables ---------------------------------------------------------------------- */
@@ -329,7 +209,7 @@ static int write_capacity(FILE *f, const void *p)
         return -1;
     for (size_t m = 0; m < c->ng; m++) {
         size_t j = m; /* insertion: moves only past smaller setups of the same model */
-        while (j > 0 && same_model(c, order[j - 1], m) &&
+        while (j > 0 && summary_same_model(c, order[j - 1], m) &&
                c->g[order[j - 1]].runs[0]->params > c->g[m].runs[0]->params) {
             order[j] = order[j - 1];
             j--;
@@ -342,7 +222,7 @@ static int write_capacity(FILE *f, const void *p)
         const size_t m = order[k];
         const model_group *g = &c->g[m];
         const config *cfg = &g->runs[0]->cfg;
-        const size_t setups = setups_of(c, m);
+        const size_t setups = summary_setups(c, m);
         double *v = c->scratch;
         stat_acc tok = {0};
         for (size_t i = 0; i < g->n; i++) {
@@ -465,7 +345,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         fx.have_cost |= c->g[m].ncost_lens > 0;
         for (size_t i = 0; i < c->g[m].n; i++)
             fx.have_val |= c->g[m].runs[i]->has_val;
-        fx.have_sweep |= setups_of(c, m) > 1;
+        fx.have_sweep |= summary_setups(c, m) > 1;
     }
     int rc = -1;
     if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, &fx, err, errn) != 0 ||
@@ -549,7 +429,7 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
             say_skipped(runs[i], why);
             continue;
         }
-        if (add_to_group(c, &rd[loaded++]) != 0)
+        if (summary_add_run(c, &rd[loaded++]) != 0)
             goto oom;
     }
     if (loaded == 0) {
@@ -557,11 +437,11 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
                  "train_log.tsv, eval.tsv with at least one row and eval_positions.tsv)");
         goto done;
     }
-    if (name_groups(c, err, errn) != 0)
+    if (summary_name_groups(c, err, errn) != 0)
         goto done;
     /* stable order of models for every table and figure */
     for (size_t i = 1; i < c->ng; i++)
-        for (size_t j = i; j > 0 && group_rank(&c->g[j]) < group_rank(&c->g[j - 1]); j--) {
+        for (size_t j = i; j > 0 && summary_group_rank(&c->g[j]) < summary_group_rank(&c->g[j - 1]); j--) {
             model_group tmp = c->g[j];
             c->g[j] = c->g[j - 1];
             c->g[j - 1] = tmp;

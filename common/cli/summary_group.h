@@ -1,10 +1,11 @@
 /* summary_group.h — what the tables of a comparison are computed from: the runs grouped
  * by setup, and statistics over a group's seeds (internal to summary: prefix stat_ for
- * the statistics, summary_ for the tables of summary_train.c).
+ * the statistics, summary_ for the grouping of summary_group.c and the tables of
+ * summary_train.c).
  *
- * summary.c groups the runs and writes the evaluation tables; summary_train.c writes the
- * tables of training (curves, budget, convergence). Both read the groups through this
- * header only.
+ * summary_group.c groups the runs by setup and names the groups; summary.c writes the
+ * evaluation tables; summary_train.c writes the tables of training (curves, budget,
+ * convergence). They share the groups through this header only.
  */
 #ifndef ATTNLAB_SUMMARY_GROUP_H
 #define ATTNLAB_SUMMARY_GROUP_H
@@ -89,6 +90,30 @@ typedef struct summary_ctx {
     size_t poslens[3], nposlens; /* lengths of the positions figure */
     double *scratch;             /* 6 · (the most runs of a group): medians over seeds */
 } summary_ctx;
+
+/* ---- grouping runs by setup (summary_group.c) ----------------------------------------- */
+
+/* Adds run r to the group of its setup, opening a group for a new setup; both arrays
+ * grow as needed. Returns 0, or -1 when memory runs out. */
+int summary_add_run(summary_ctx *c, rundir *r);
+
+/* Names each group by its model; when one model has several setups, every one of them
+ * adds the settings in which that model's setups differ (e.g. "lstm:hidden=64" and
+ * "lstm:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
+ * is a registered model name or a setting config_set accepted, so a name holds only
+ * letters, digits and _.:=,+- (report_write_vars checks it again). Returns 0, or -1 with
+ * a line in err when a name does not fit GROUP_NAME_MAX (it always does: see there). */
+int summary_name_groups(summary_ctx *c, char *err, size_t errn);
+
+/* Where a group stands in the tables: its model's place in the registry. */
+size_t summary_group_rank(const model_group *g);
+
+/* Are groups a and b of c setups of one model? */
+int summary_same_model(const summary_ctx *c, size_t a, size_t b);
+
+/* How many groups of c are setups of group m's model (m included): above 1, a
+ * sweep. */
+size_t summary_setups(const summary_ctx *c, size_t m);
 
 /* ---- the tables of training (summary_train.c) ----------------------------------------- */
 
