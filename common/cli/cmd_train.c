@@ -45,6 +45,7 @@
 #include "trainfiles.h"
 #include "../core/config.h"
 #include "../core/model.h"
+#include "progress.h"
 #include "../core/rng.h"
 #include "runlock.h"
 #include "safedir.h"
@@ -410,7 +411,8 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     }
     memcpy(best.w, m->params.data, m->params.size * sizeof(double));
     trainfiles_ckpt cc = {m, r, j->dir, &log, &best, 0, 0, 0};
-    train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, trainfiles_save, &cc, 0};
+    train_hooks hooks = {&cmd_stop_signal, c->checkpoint_every, trainfiles_save, &cc, 0,
+                         progress_show, NULL};
     if (st) {
         hooks.seconds_offset = traindir_restore_log(j->dir, st->step, log.f, &best, c);
         if (hooks.seconds_offset < 0) {

@@ -1,4 +1,8 @@
-/* train.c — the training loop (see train.h). */
+/* train.c — the training loop (see train.h).
+ *
+ * Design. The loop computes and reports; it shows nothing. Its progress goes to the
+ * caller's hook (train_hooks' progress) and its log to the stream the caller gives, so
+ * the same loop runs under the command line, the tests and the browser. */
 #include "train.h"
 
 #include <math.h>
@@ -27,30 +31,6 @@ static void count_correct(const int *pred, const int *tgt, size_t B, size_t T, s
         *tok += ok;
         *seq += ok == T;
     }
-}
-
-/* Writes "h:mm:ss" for a number of seconds. */
-static void format_duration(char *buf, size_t n, double s)
-{
-    if (!(s >= 0) || s > 99 * 3600)
-        s = 0;
-    long k = (long)(s + 0.5);
-    snprintf(buf, n, "%ld:%02ld:%02ld", k / 3600, k / 60 % 60, k % 60);
-}
-
-/* Draws the progress bar on standard error, on one line rewritten in place. */
-static void draw_bar(size_t step, size_t steps, double loss, double acc, double rate)
-{
-    enum { WIDTH = 24 };
-    char bar[WIDTH + 1], eta[32];
-    size_t fill = steps ? step * WIDTH / steps : WIDTH;
-    for (size_t i = 0; i < WIDTH; i++)
-        bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
-    bar[WIDTH] = '\0';
-    format_duration(eta, sizeof eta, rate > 0 ? (double)(steps - step) / rate : 0);
-    fprintf(stderr, "\r[%s] step %zu/%zu  loss %.4f  acc %.3f  %.1f steps/s  ETA %s ", bar,
-            step, steps, loss, acc, rate, eta);
-    fflush(stderr);
 }
 
 void train_log_header(FILE *log)
@@ -313,11 +293,11 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
                         sum_norm / (double)interval, rate, v[0], v[1], v[2], v[3]);
                 fflush(log);
             }
-            if (progress == TRAIN_BAR)
-                draw_bar(step, c->steps, mloss, acc, (double)interval / (dt > 0 ? dt : 1));
-            else if (progress == TRAIN_LINES)
-                fprintf(stderr, "%s step %zu/%zu  loss %.4f  token_acc %.4f  %.0f seq/s\n",
-                        ops->name, step, c->steps, mloss, acc, rate);
+            if (progress != TRAIN_QUIET && hooks->progress) {
+                const train_tick tick = {ops->name, step, c->steps, mloss, acc,
+                                         (double)interval / (dt > 0 ? dt : 1), rate, 0};
+                hooks->progress(hooks->progress_ctx, progress, &tick);
+            }
             out->loss = mloss;
             out->token_acc = acc;
             const double after = train_now();
@@ -338,8 +318,11 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
             break;
         }
     }
-    if (progress == TRAIN_BAR)
-        fputc('\n', stderr);
+    if (progress != TRAIN_QUIET && hooks->progress) {
+        const train_tick end = {.model = ops->name, .step = out->steps, .steps = c->steps,
+                                .done = 1};
+        hooks->progress(hooks->progress_ctx, progress, &end);
+    }
     out->seconds = train_now() - t0 - val_time;
     batch_free(&b);
     free(pred);

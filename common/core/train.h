@@ -3,9 +3,9 @@
  * One step: draw a length L from the training range and a batch of B sequences of that
  * length (training stream), zero the gradients, forward (teacher forcing), backward,
  * clip the global gradient norm, one Adam update at the (warmed-up) learning rate. The
- * loop reports progress on the terminal (a bar when standard error is a terminal, plain
- * lines otherwise) and writes a TSV log with one line every log_every steps, averaged
- * over those steps:
+ * loop hands its progress to the caller (train_hooks' progress: the command line draws
+ * a bar or plain lines; the loop prints nothing itself) and writes a TSV log with one
+ * line every log_every steps, averaged over those steps:
  *     step  seconds  lr  loss  token_acc  seq_acc  grad_norm  seq_per_s
  *     val_loss  val_token_acc  val_seq_acc  val_seq_acc_max
  * token_acc and seq_acc are teacher-forced (argmax of each position given the true
@@ -52,7 +52,22 @@
 #include "rng.h"
 #include "task.h"
 
+/* How the caller wants progress shown: not at all (the progress hook is never called),
+ * as a bar rewritten in place, or as one line per validation. The loop only passes it on
+ * to the hook. */
 typedef enum { TRAIN_QUIET = 0, TRAIN_BAR = 1, TRAIN_LINES = 2 } train_progress;
+
+/* What the loop reports at every validation, and once more when it ends (done set, step
+ * the last step run, the rest 0), for the caller to show. */
+typedef struct train_tick {
+    const char *model;  /* the model's name (ops->name) */
+    size_t step, steps; /* the step just run, of c->steps */
+    double loss;        /* mean training loss since the last validation */
+    double token_acc;   /* mean teacher-forced token accuracy over the same steps */
+    double steps_per_s; /* steps since the last validation per second of that interval */
+    double seq_per_s;   /* sequences per second over the same interval (0: no time) */
+    int done;           /* the loop has ended: the last report */
+} train_tick;
 
 /* A mean cross-entropy above this many nats per token means the weights have run away:
  * the model gives the right answers a probability below e^-10000, far beyond anything
@@ -136,6 +151,10 @@ typedef struct train_hooks {
     int (*checkpoint)(void *ctx, size_t step, const optim *o);
     void *ctx;
     double seconds_offset;       /* added to the log's seconds (the time of earlier sessions) */
+    /* Shows a report of the loop (train_tick) in the style asked for; called only when
+     * that style is not TRAIN_QUIET. Never changes what the loop computes. */
+    void (*progress)(void *progress_ctx, train_progress style, const train_tick *tick);
+    void *progress_ctx;
 } train_hooks;
 
 /* Trains m on task t from step `first` (1 for a new run, k+1 to resume after step k)
