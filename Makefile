@@ -272,7 +272,7 @@ WEB_OPT    := -O2 $(if $(filter 1,$(WEB_SIMD)),-msimd128,)
 GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
 WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
 # The portable core: what every front-end compiles (common/core: no processes, signals,
-# file locks, dlsym, gnuplot), and the program's
+# file locks, dlsym, gnuplot: tests/test_layers.c), and the program's
 # description of itself (common/cli/buildinfo.c, without dlsym under emscripten).
 WEB_CORE_SRC := $(wildcard common/core/*.c)
 WEB_SRC    := $(WEB_CORE_SRC) common/cli/buildinfo.c $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
