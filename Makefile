@@ -82,9 +82,11 @@ ALL_LDLIBS = $(LDLIBS) $(GSL_LIBS) $(BLAS_LIBS) -lm $(DL_LIBS)
 COMMIT := $(or $(shell test -e .git && git describe --always --dirty 2>/dev/null | \
                  tr -cd 'A-Za-z0-9._-'),unknown)
 
-# Sources: every .c file of the four code folders. The program adds attnlab.c (the
-# model registry and main); the tests add tests/*.c.
-LIB_SRC  := $(wildcard common/*.c lstm/*.c rnn_attention/*.c transformer/*.c)
+# Sources: every .c file of the code folders (common/core, the portable core; common/cli/cli,
+# the command line; the three models). The program adds attnlab.c (the model registry and
+# main); the tests add tests/*.c.
+LIB_SRC  := $(wildcard common/core/*.c common/cli/*.c lstm/*.c rnn_attention/*.c \
+                       transformer/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -117,8 +119,8 @@ $(BUILD)/%.o: %.c
 $(BUILD)/commit.txt: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(COMMIT)' | cmp -s - $@ || echo '$(COMMIT)' > $@
-$(BUILD)/common/buildinfo.o: $(BUILD)/commit.txt
-$(BUILD)/common/buildinfo.o: ALL_CFLAGS += -DATTNLAB_COMMIT='"$(COMMIT)"'
+$(BUILD)/common/cli/buildinfo.o: $(BUILD)/commit.txt
+$(BUILD)/common/cli/buildinfo.o: ALL_CFLAGS += -DATTNLAB_COMMIT='"$(COMMIT)"'
 
 # A prerequisite that is never up to date: the rule that names it always runs.
 FORCE:
@@ -285,13 +287,11 @@ WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),-simd,)
 WEB_OPT    := -O2 $(if $(filter 1,$(WEB_SIMD)),-msimd128,)
 GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
 WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
-# The portable core: what every front-end compiles (no processes, signals, file locks,
-# dlsym, gnuplot). One variable: once the core has a folder of its own, its wildcard.
-WEB_CORE_SRC := $(addprefix common/,afile.c bleu.c buildinfo.c carve.c checkpoint.c \
-                checkpoint_format.c config.c crc32.c dataset.c eval.c fastmath.c gradcheck.c \
-                infile.c model.c optim.c rng.c task.c task_copy.c task_reverse.c tensor.c train.c \
-                tsv.c walk.c)
-WEB_SRC    := $(WEB_CORE_SRC) $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
+# The portable core: what every front-end compiles (common/core: no processes, signals,
+# file locks, dlsym, gnuplot: tests/test_layers.c), and the program's
+# description of itself (common/cli/buildinfo.c, without dlsym under emscripten).
+WEB_CORE_SRC := $(wildcard common/core/*.c)
+WEB_SRC    := $(WEB_CORE_SRC) common/cli/buildinfo.c $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
 WEB_OBJ    := $(WEB_SRC:%.c=$(WEB_OBJDIR)/%.o) $(WEB_OBJDIR)/registry.o
 WEB_CFLAGS := $(CSTD) $(WARN) $(FPFLAGS) $(WEB_OPT) -I$(GSL_WEB)/include \
               -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"gsl"' \

@@ -1,11 +1,11 @@
 /* attnlab.c — the model registry and the program's entry point.
  *
  * This is the one file that names every model: the harness in common/ reaches them only
- * through the table below (see common/model.h). To add a model, write its folder, then
+ * through the table below (see common/core/model.h). To add a model, write its folder, then
  * add its ops table here. Built twice: as the program (with main) and, with
  * ATTNLAB_NO_MAIN, as the registry the test program links. */
-#include "common/cli.h"
-#include "common/model.h"
+#include "common/cli/cli.h"
+#include "common/core/model.h"
 #include "lstm/lstm.h"
 #include "rnn_attention/rnnattn.h"
 #include "transformer/tfm.h"

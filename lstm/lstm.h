@@ -29,11 +29,11 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_rng.h>
 
-#include "../common/carve.h"
-#include "../common/fastmath.h"
-#include "../common/model.h"
+#include "../common/core/carve.h"
+#include "../common/core/fastmath.h"
+#include "../common/core/model.h"
 
-/* The cell's σ and tanh are fm_sigmoid and fm_tanh (common/fastmath.h): one exp each,
+/* The cell's σ and tanh are fm_sigmoid and fm_tanh (common/core/fastmath.h): one exp each,
  * with no call and no branch, so a loop over a row of gates becomes a loop over SIMD
  * vectors. Element-wise loops are written as blocks of FM_LANES independent units plus a
  * scalar tail and compiled for several vector widths (FM_CLONES); every version gives the
@@ -242,7 +242,7 @@ typedef struct lstm_views {
 /* Views of the front of every state array at one call's sizes (B, Ts, Tt) (lstm_model.c). */
 void lstm_make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt);
 
-/* ---- the passes (lstm_pass.c, lstm_decode.c); the error contract is common/model.h's -- */
+/* ---- the passes (lstm_pass.c, lstm_decode.c); the error contract is common/core/model.h's -- */
 
 /* The encoder: reads src (B, Ts), its tokens already checked, and runs the LSTM from
  * h_0 = c_0 = 0, leaving its final state in block Ts of Hs, Cs, where the decoder starts.
@@ -253,7 +253,7 @@ void lstm_encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t 
 /* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b: the output layer on N rows. */
 void lstm_output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w);
 
-/* The ops of `lstm`, with the contracts of common/model.h: forward and backward in
+/* The ops of `lstm`, with the contracts of common/core/model.h: forward and backward in
  * lstm_pass.c, decode and trace in lstm_decode.c, the rest in lstm_model.c. */
 double lstm_forward(model *m, const batch *b, int *pred);
 int lstm_backward(model *m, const batch *b);

@@ -22,7 +22,7 @@
 /* ---- the element-wise part, one row at a time --------------------------------------
  *
  * Each unit j of a row is independent of the others, so the loops run over blocks of
- * FM_LANES units (one SIMD vector each, see common/fastmath.h) and a scalar tail; the
+ * FM_LANES units (one SIMD vector each, see common/core/fastmath.h) and a scalar tail; the
  * arithmetic of one unit is written once, in the *_unit functions, and inlined into both. */
 
 /* The four gate blocks of one row of act or dpre, as separate pointers: the compiler

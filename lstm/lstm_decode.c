@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/tensor.h"
+#include "../common/core/tensor.h"
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
 

@@ -22,7 +22,7 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_rng.h>
 
-#include "../common/tensor.h"
+#include "../common/core/tensor.h"
 
 void lstm_input_forward(gsl_matrix *act, const gsl_matrix *X, const lstm_weights *w)
 {

@@ -9,12 +9,12 @@
  * weights (lstm_params: views into the arena, once for values w and once for gradients g)
  * and the run-time state (lstm_state: every activation of a step, reserved once).
  *
- * Parameters. One visit function (visit_params, over common/walk.h) names every tensor
+ * Parameters. One visit function (visit_params, over common/core/walk.h) names every tensor
  * once: walk_build builds the arena from it and hands out the views, walk_count counts
  * them without allocating. Arena order, the order of checkpoints:
  *     enc.embed enc.Wx enc.Wh enc.b  dec.embed dec.Wx dec.Wh dec.b  out.W out.b
  *
- * State layout. One layout function (state_layout) asks common/carve.h for every array,
+ * State layout. One layout function (state_layout) asks common/core/carve.h for every array,
  * doubles and token ints, at the reserved sizes; carve_reserve allocates the two blocks
  * and keeps the old ones when it cannot. All activations are time-major (step, batch, ·)
  * so that one step of the batch is a block of B contiguous rows. Encoder and decoder
@@ -42,9 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/carve.h"
-#include "../common/tensor.h"
-#include "../common/walk.h"
+#include "../common/core/carve.h"
+#include "../common/core/tensor.h"
+#include "../common/core/walk.h"
 
 /* ---- configuration ------------------------------------------------------------------ */
 

@@ -10,7 +10,7 @@
  * leaves the gradient of s_0 where the encoder reads that of h_Ts, the encoder's, then the
  * two tables.
  *
- * Errors (common/model.h). Forward checks its sizes against the reservation and every
+ * Errors (common/core/model.h). Forward checks its sizes against the reservation and every
  * token it will read (source, decoder input, target) before it writes anything; a refusal
  * goes through GSL_ERROR and returns NaN. Only a forward that completed leaves something
  * for backward (has_forward), which refuses (-1) any other batch.
@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../common/tensor.h"
+#include "../common/core/tensor.h"
 
 /* ---- pieces shared by forward, decode and trace ------------------------------------ */
 

@@ -27,8 +27,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../common/fastmath.h"
-#include "../common/tensor.h"
+#include "../common/core/fastmath.h"
+#include "../common/core/tensor.h"
 
 /* ---- the score kernels ------------------------------------------------------------------
  *
@@ -44,7 +44,7 @@
  *
  * Loops are written as blocks of FM_LANES independent elements plus a tail: a trip count
  * the compiler knows is what lets -O2 vectorise them. With GCC on x86-64 Linux the two
- * loops are also compiled for AVX2 and for AVX-512 (FM_CLONES, common/fastmath.h), and
+ * loops are also compiled for AVX2 and for AVX-512 (FM_CLONES, common/core/fastmath.h), and
  * the loader picks the widest the processor has: backward gains about a third, forward
  * little (the divider is the bottleneck at any width). Every version performs the same
  * IEEE operations on each element (no FMA contraction under -std=c11, no
@@ -58,7 +58,7 @@
 #define EXP_CLAMP 300.0
 
 /* e^{2x} of one element, x clamped first (the branch-free exp and select of
- * common/fastmath.h, so that the loop below vectorises). */
+ * common/core/fastmath.h, so that the loop below vectorises). */
 FM_INLINE double exp2x_one(double x)
 {
     double c = fm_select(x > EXP_CLAMP, EXP_CLAMP, x);

@@ -18,13 +18,13 @@
 #include <gsl/gsl_blas.h>
 #include <math.h>
 
-#include "../common/fastmath.h"
-#include "../common/model.h"
-#include "../common/tensor.h"
+#include "../common/core/fastmath.h"
+#include "../common/core/model.h"
+#include "../common/core/tensor.h"
 
 /* ---- the cell ------------------------------------------------------------------------ */
 
-/* σ and tanh are fm_sigmoid and fm_tanh (common/fastmath.h: one exp each, with no call
+/* σ and tanh are fm_sigmoid and fm_tanh (common/core/fastmath.h: one exp each, with no call
  * and no branch), the LSTM's own, so the element-wise loops below vectorise like the
  * LSTM's. The loops run over blocks of FM_LANES units and a scalar tail; one unit's
  * arithmetic is written once, in the *_unit functions. */

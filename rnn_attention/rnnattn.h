@@ -45,8 +45,8 @@
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
 
-#include "../common/carve.h"
-#include "../common/model.h"
+#include "../common/core/carve.h"
+#include "../common/core/model.h"
 #include "addattn.h"
 
 /* ---- parameters ------------------------------------------------------------------------ */
@@ -139,7 +139,7 @@ const rnnattn_cell *rnnattn_cell_of(const config *c);
 
 /* ---- the run-time state ---------------------------------------------------------------
  *
- * Every array of a step, cut from one block of doubles and one of ints (common/carve.h)
+ * Every array of a step, cut from one block of doubles and one of ints (common/core/carve.h)
  * by state_layout in rnnattn_model.c, each with room for the reserved sizes cap. The
  * shapes below are those of a call: a call uses the front of each array, seen as a
  * contiguous matrix of its own sizes (rnnattn_make_views). The gradient d… of an array
@@ -271,7 +271,7 @@ void rnnattn_output_forward(gsl_matrix *logits, const gsl_matrix *S, const gsl_m
                             const rnnattn_params *w);
 
 /* ---- the passes (rnnattn_pass.c, rnnattn_decode.c); the error contract is
- * common/model.h's -------------------------------------------------------------------- */
+ * common/core/model.h's -------------------------------------------------------------------- */
 
 /* Teacher-forced forward of batch b (sizes within the reservation, every token in
  * [0, V)): the mean cross-entropy over the B·Tt targets, and the argmax of every position

@@ -21,7 +21,7 @@
 #include <gsl/gsl_blas.h>
 #include <string.h>
 
-#include "../common/tensor.h"
+#include "../common/core/tensor.h"
 #include "../lstm/lstm.h"
 #include "gru.h"
 

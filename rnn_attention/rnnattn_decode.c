@@ -12,7 +12,7 @@
  */
 #include "rnnattn.h"
 
-#include "../common/tensor.h"
+#include "../common/core/tensor.h"
 
 /* ---- greedy decoding ----------------------------------------------------------------- */
 

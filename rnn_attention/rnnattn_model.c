@@ -9,10 +9,10 @@
  * activation of a step, reserved once).
  *
  * Design. Each is written in one place. The parameters: visit_params() names every tensor with
- * its shape, in arena order (common/walk.h); the arena, the views, the checkpoint names
+ * its shape, in arena order (common/core/walk.h); the arena, the views, the checkpoint names
  * and n_params all come from that one walk, and the cell's entry decides the gate count
  * and the biases. The state: state_layout() asks for every run-time array at the reserved
- * sizes (common/carve.h); reserve() counts, allocates and takes the views from that one
+ * sizes (common/core/carve.h); reserve() counts, allocates and takes the views from that one
  * list.
  *
  * Invariant: reserve() sizes every array for the largest (B, Ts, Tt) asked for so far, and
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/tensor.h"
-#include "../common/walk.h"
+#include "../common/core/tensor.h"
+#include "../common/core/walk.h"
 
 /* ---- the parameters ---------------------------------------------------------------------- */
 

@@ -17,7 +17,7 @@
  * the arrays hold no forward (none yet, or a decode since); backward differentiates only
  * a forward of the same sizes. Every entry point checks its sizes against the reservation
  * and its tokens against the vocabulary before it writes anything (model_open_call,
- * model_open_backward: common/model.h).
+ * model_open_backward: common/core/model.h).
  */
 #include "rnnattn.h"
 
@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../common/tensor.h"
+#include "../common/core/tensor.h"
 
 /* ---- pieces shared by forward, decode and trace ---------------------------------------- */
 

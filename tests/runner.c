@@ -7,8 +7,8 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "../common/buildinfo.h"
-#include "../common/model.h"
+#include "../common/cli/buildinfo.h"
+#include "../common/core/model.h"
 
 #define SUITE(fn) Suite *fn(void);
 #include "suites.h"

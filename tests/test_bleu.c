@@ -1,4 +1,4 @@
-/* test_bleu.c — corpus BLEU-4 (common/bleu.c) against worked examples: the clipped
+/* test_bleu.c — corpus BLEU-4 (common/core/bleu.c) against worked examples: the clipped
  * unigram precision of Papineni et al. (2002, §2.1), a score worked by hand with its
  * brevity penalty, a perfect and a hopeless hypothesis, and the merging of statistics
  * (the score of a corpus is not the mean of its sentences' scores).
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/bleu.h"
+#include "../common/core/bleu.h"
 #include "testutil.h"
 
 /* Words as tokens: each distinct word of s (space-separated) gets its own number, shared

@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/checkpoint.h"
-#include "../common/crc32.h"
+#include "../common/core/checkpoint.h"
+#include "../common/core/crc32.h"
 #include "testutil.h"
 
 /* ---- the fake model --------------------------------------------------------------- */

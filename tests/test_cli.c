@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/cli.h"
-#include "../common/cli_args.h"
-#include "../common/cli_cmd.h"
-#include "../common/config.h"
-#include "../common/model.h"
+#include "../common/cli/cli.h"
+#include "../common/cli/args.h"
+#include "../common/cli/cmd_measure.h"
+#include "../common/core/config.h"
+#include "../common/core/model.h"
 #include "cli_helpers.h"
 #include "testutil.h"
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/runlock.h"
+#include "../common/cli/runlock.h"
 #include "cli_helpers.h"
 #include "testutil.h"
 

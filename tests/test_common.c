@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/afile.h"
-#include "../common/buildinfo.h"
-#include "../common/config.h"
-#include "../common/optim.h"
-#include "../common/rng.h"
-#include "../common/task.h"
-#include "../common/tensor.h"
+#include "../common/core/afile.h"
+#include "../common/cli/buildinfo.h"
+#include "../common/core/config.h"
+#include "../common/core/optim.h"
+#include "../common/core/rng.h"
+#include "../common/core/task.h"
+#include "../common/core/tensor.h"
 #include "testutil.h"
 
 /* ---- arena --------------------------------------------------------------------------- */

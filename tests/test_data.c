@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/config.h"
-#include "../common/dataset.h"
-#include "../common/task.h"
+#include "../common/core/config.h"
+#include "../common/core/dataset.h"
+#include "../common/core/task.h"
 #include "cli_helpers.h"
 #include "reportutil.h"
 #include "testutil.h"

@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/eval.h"
-#include "../common/model.h"
-#include "../common/optim.h"
-#include "../common/rng.h"
-#include "../common/task.h"
-#include "../common/train.h"
+#include "../common/core/eval.h"
+#include "../common/core/model.h"
+#include "../common/core/optim.h"
+#include "../common/core/rng.h"
+#include "../common/core/task.h"
+#include "../common/core/train.h"
 #include "testutil.h"
 
 /* ---- the faulty model -------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* test_fastmath.c — tests of common/fastmath.[ch] (prefix fm_): fm_exp against the C
+/* test_fastmath.c — tests of common/core/fastmath.[ch] (prefix fm_): fm_exp against the C
  * library's exp over the whole range where exp is finite and nonzero and beyond it, its
  * special values, the same bits from the vectorised loop as from one call at a time,
  * fm_sigmoid and fm_tanh against libm; fm_log, fm_sin, fm_cos and fm_pow against libm
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../common/fastmath.h"
+#include "../common/core/fastmath.h"
 #include "testutil.h"
 
 /* |a − b| in units in the last place of b (the spacing of doubles at b); 0 when equal. */

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/runlock.h"
-#include "../common/safedir.h"
+#include "../common/cli/runlock.h"
+#include "../common/cli/safedir.h"
 #include "cli_helpers.h"
 #include "testutil.h"
 

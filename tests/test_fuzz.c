@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../common/checkpoint.h"
-#include "../common/config.h"
-#include "../common/model.h"
-#include "../common/rundir.h"
+#include "../common/core/checkpoint.h"
+#include "../common/core/config.h"
+#include "../common/core/model.h"
+#include "../common/cli/rundir.h"
 #include "testutil.h"
 
 /* The five harnesses, each compiled here under its own name. */

@@ -24,13 +24,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/afile.h"
-#include "../common/checkpoint.h"
-#include "../common/config.h"
-#include "../common/crc32.h"
-#include "../common/dataset.h"
-#include "../common/infile.h"
-#include "../common/tsv.h"
+#include "../common/core/afile.h"
+#include "../common/core/checkpoint.h"
+#include "../common/core/config.h"
+#include "../common/core/crc32.h"
+#include "../common/core/dataset.h"
+#include "../common/core/infile.h"
+#include "../common/core/tsv.h"
 #include "cli_helpers.h"
 #include "reportutil.h"
 #include "testutil.h"

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/gradcheck.h"
-#include "../common/task.h"
+#include "../common/core/gradcheck.h"
+#include "../common/core/task.h"
 #include "../lstm/lstm.h"
 #include "testutil.h"
 

@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/config.h"
-#include "../common/model.h"
+#include "../common/core/config.h"
+#include "../common/core/model.h"
 #include "cli_helpers.h"
 #include "reportutil.h"
 #include "testutil.h"

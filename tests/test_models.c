@@ -1,5 +1,5 @@
 /* test_models.c — every registered model, in every variant it lists, held to the
- * contract of common/model.h; and a golden regression test of whole training runs.
+ * contract of common/core/model.h; and a golden regression test of whole training runs.
  *
  * Design. No model is named here. The cases are the pairs (model, variant) met by walking
  * model_registry and each model's ops->variants, numbered in that order, and every test
@@ -39,10 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/config.h"
-#include "../common/crc32.h"
-#include "../common/model.h"
-#include "../common/task.h"
+#include "../common/core/config.h"
+#include "../common/core/crc32.h"
+#include "../common/core/model.h"
+#include "../common/core/task.h"
 #include "testutil.h"
 
 /* The small sizes: B sequences, source and target lengths (different), data symbols,
@@ -807,7 +807,7 @@ END_TEST
 
 /* The same runs with glibc's processor features masked (GOLDEN_PLAIN_CPU): glibc then
  * gives the program its libm variants for an older processor, as another machine would.
- * No value of libm's reaches the weights (common/fastmath.c), so the checkpoints must be
+ * No value of libm's reaches the weights (common/core/fastmath.c), so the checkpoints must be
  * the fixture's still. Before the project had its own log, sin, cos and pow, this failed
  * for every model. Where the C library is not glibc the variable is ignored and the case
  * repeats the one above. */

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/config.h"
-#include "../common/gradcheck.h"
-#include "../common/model.h"
-#include "../common/task.h"
-#include "../common/tensor.h"
+#include "../common/core/config.h"
+#include "../common/core/gradcheck.h"
+#include "../common/core/model.h"
+#include "../common/core/task.h"
+#include "../common/core/tensor.h"
 #include "../rnn_attention/addattn.h"
 #include "../rnn_attention/gru.h"
 #include "../rnn_attention/rnnattn.h"

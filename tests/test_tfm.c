@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/config.h"
-#include "../common/gradcheck.h"
-#include "../common/task.h"
+#include "../common/core/config.h"
+#include "../common/core/gradcheck.h"
+#include "../common/core/task.h"
 #include "../transformer/tfm.h"
 #include "testutil.h"
 
@@ -110,7 +110,7 @@ static void report(const char *what, double err)
     fflush(stdout);
 }
 
-/* A block of the test's own, laid out by fn (common/carve.h): counted and allocated by
+/* A block of the test's own, laid out by fn (common/core/carve.h): counted and allocated by
  * carve_reserve, then cut. carve_free releases it. */
 static carve_block cut_block(carve_layout fn, void *ctx)
 {
@@ -728,7 +728,7 @@ START_TEST(test_layernorm)
 END_TEST
 
 /* The bias passes every linear map here uses, op_add_bias and op_bias_backward
- * (common/tensor.c, vectorised with fm_add_row), give the bits of the plain double loops
+ * (common/core/tensor.c, vectorised with fm_add_row), give the bits of the plain double loops
  * they stand for: 3 rows of 21 (blocks and a tail). */
 START_TEST(test_bias_passes_match_reference)
 {

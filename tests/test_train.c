@@ -4,12 +4,12 @@
 #include <check.h>
 #include <string.h>
 
-#include "../common/eval.h"
-#include "../common/model.h"
-#include "../common/optim.h"
-#include "../common/rng.h"
-#include "../common/task.h"
-#include "../common/train.h"
+#include "../common/core/eval.h"
+#include "../common/core/model.h"
+#include "../common/core/optim.h"
+#include "../common/core/rng.h"
+#include "../common/core/task.h"
+#include "../common/core/train.h"
 #include "testutil.h"
 
 /* What train_then_eval also hands back when the pointers are set: the best validation
@@ -433,6 +433,75 @@ START_TEST(stop_at_target)
 }
 END_TEST
 
+/* What the progress hook of progress_goes_to_the_hook saw. */
+typedef struct tick_count {
+    size_t reports, done, last_step;
+    train_progress style;
+} tick_count;
+
+static void count_tick(void *ctx, train_progress style, const train_tick *tick)
+{
+    tick_count *k = ctx;
+    ck_assert_msg(k->done == 0, "a report after the last one (step %zu)", tick->step);
+    k->style = style;
+    k->last_step = tick->step;
+    if (tick->done)
+        k->done++;
+    else
+        k->reports++;
+}
+
+/* The loop shows nothing itself: it hands a report to the progress hook at every
+ * validation and once when it ends, in the style asked for, and none at TRAIN_QUIET. */
+START_TEST(progress_goes_to_the_hook)
+{
+    config c;
+    char err[256];
+    config_defaults(&c);
+    const model_ops *ops = model_lookup("lstm");
+    ck_assert_ptr_nonnull(ops);
+    ops->defaults(&c);
+    strcpy(c.model, "lstm");
+    c.embed = 5;
+    c.hidden = 6;
+    c.batch = 3;
+    c.train_min = c.train_max = 4;
+    c.steps = 23;
+    c.log_every = 5;
+    ck_assert_int_eq(ops->check(&c, err, sizeof err), 0);
+    size_t validations = 0;
+    for (size_t step = 1; step <= c.steps; step++)
+        validations += train_validates_at(&c, step) != 0;
+    ck_assert_uint_gt(validations, 1);
+    const train_progress styles[] = {TRAIN_LINES, TRAIN_QUIET};
+    for (size_t k = 0; k < 2; k++) {
+        rng_streams r;
+        optim o;
+        train_summary ts;
+        tick_count seen = {0, 0, 0, TRAIN_QUIET};
+        const train_hooks hooks = {.progress = count_tick, .progress_ctx = &seen};
+        ck_assert_int_eq(rng_open(&r, c.seed), 0);
+        model *m = ops->alloc(&c);
+        ck_assert_ptr_nonnull(m);
+        ops->init(m, r.s[RNG_INIT]);
+        ck_assert_int_eq(optim_alloc(&o, m->params.size, c.beta1, c.beta2, c.eps), 0);
+        ck_assert_msg(train_run(m, task_lookup(c.task), &c, &r, &o, 1, NULL, styles[k], &hooks,
+                                NULL, &ts, err, sizeof err) == TRAIN_DONE, "%s", err);
+        if (styles[k] == TRAIN_QUIET) {
+            ck_assert_uint_eq(seen.reports + seen.done, 0);
+        } else {
+            ck_assert_uint_eq(seen.reports, validations);
+            ck_assert_uint_eq(seen.done, 1);
+            ck_assert_uint_eq(seen.last_step, c.steps);
+            ck_assert_int_eq(seen.style, TRAIN_LINES);
+        }
+        optim_free(&o);
+        ops->free(m);
+        rng_close(&r);
+    }
+}
+END_TEST
+
 Suite *make_train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -454,6 +523,7 @@ Suite *make_train_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, early_stop_and_best_weights);
     tcase_add_test(tc, stop_at_target);
+    tcase_add_test(tc, progress_goes_to_the_hook);
     suite_add_tcase(s, tc);
     tc = tcase_create("determinism");
     tcase_set_timeout(tc, 120);

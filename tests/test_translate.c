@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/dataset.h"
+#include "../common/core/dataset.h"
 #include "testutil.h"
 
 #define TR_MIN_LEN 5

@@ -7,7 +7,7 @@
  * full matrix (gsl_matrix_view_array_with_tda), so the heads are never copied apart or
  * concatenated back. Multi-head attention (§3.2.2) wraps it in projections that run as one
  * GEMM over all B·T rows of the batch (op_linear_forward, op_add_bias and op_bias_backward
- * of common/tensor.h: this file calls no other file of the model).
+ * of common/core/tensor.h: this file calls no other file of the model).
  *
  * Invariant. Masked scores are exactly −∞, so their weights are exactly 0 and a masked key
  * contributes 0·v to the output: nothing about it, not even rounding, reaches the query.
@@ -19,7 +19,7 @@
 #include <gsl/gsl_blas.h>
 #include <math.h>
 
-#include "../common/fastmath.h"
+#include "../common/core/fastmath.h"
 
 /* ---- views of one head ------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  */
 #include "tfm.h"
 
-#include "../common/fastmath.h"
+#include "../common/core/fastmath.h"
 
 /* ---- positions (§3.5) and embeddings (§3.4) ----------------------------------------- */
 

@@ -6,7 +6,7 @@
  * rows of one GEMM per layer. The ReLU is applied in place on the hidden layer H, which
  * the forward keeps: H ≠ 0 exactly where the unit is on, so the backward needs no copy
  * of the pre-activation. Its row loops are written in blocks of FM_LANES without
- * branches, so they vectorise (common/fastmath.h).
+ * branches, so they vectorise (common/core/fastmath.h).
  */
 #include "tfm.h"
 
@@ -14,7 +14,7 @@
 #include <gsl/gsl_blas.h>
 #include <stdint.h>
 
-#include "../common/fastmath.h"
+#include "../common/core/fastmath.h"
 
 /* H (N, F) = max(0, H) in place. Half the signs are random, so a branch would mispredict
  * half the time; the select below compiles to a compare and a blend, FM_LANES at a time

@@ -2,7 +2,7 @@
  * row (see tfm.h).
  *
  * Design. Row by row over D features, in blocks of FM_LANES with FM_LANES partial sums, so
- * that the loops vectorise (see common/fastmath.h); FM_CLONES compiles them for AVX2 and
+ * that the loops vectorise (see common/core/fastmath.h); FM_CLONES compiles them for AVX2 and
  * AVX-512 too, with the same bits at every width. The plain one-sum-at-a-time version is
  * in tests/test_tfm.c, which holds these to it.
  *
@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#include "../common/fastmath.h"
+#include "../common/core/fastmath.h"
 
 /* Σ x_d and Σ (x_d − μ)² of one row, each over FM_LANES partial sums added pairwise. */
 FM_INLINE double row_sum(const double *restrict x, size_t D)

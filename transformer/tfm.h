@@ -10,10 +10,10 @@
  * a (N, D) matrix is its column block j·dk .. (j+1)·dk − 1, seen in place through
  * gsl_matrix_view_array_with_tda (row stride D), never copied.
  *
- * Ownership. Parameters are views into the model's arena (common/tensor.h), named and
- * bound by one walk (common/walk.h): the structs below only point into it, one copy
+ * Ownership. Parameters are views into the model's arena (common/core/tensor.h), named and
+ * bound by one walk (common/core/walk.h): the structs below only point into it, one copy
  * pointing at the values and one, of the same type, at the gradients. Activations are
- * views into one block (common/carve.h) that reserve() allocates for the largest batch and
+ * views into one block (common/core/carve.h) that reserve() allocates for the largest batch and
  * that each forward carves again at the sizes of its batch; backward reads what the last
  * forward left there. Nothing allocates during a step.
  *
@@ -26,7 +26,7 @@
  * embed.c (embeddings and positions), layer.c (walks and carving of every
  * piece, residual sublayers, encoder and decoder layers), attention.c (softmax, scaled
  * dot-product and multi-head attention), ffn.c (feed-forward), norm.c (layer norm). The
- * linear maps are common/tensor.h's op_linear_forward, op_add_bias and op_bias_backward.
+ * linear maps are common/core/tensor.h's op_linear_forward, op_add_bias and op_bias_backward.
  *
  * Conventions as in PyTorch's nn.Transformer, so weights are comparable: W_q, W_k, W_v are
  * stacked in one (3D, D) matrix (in_proj_weight); every linear map stores W as (out, in)
@@ -43,10 +43,10 @@
 #include <stddef.h>
 #include <gsl/gsl_matrix.h>
 
-#include "../common/carve.h"
-#include "../common/model.h"
-#include "../common/tensor.h"
-#include "../common/walk.h"
+#include "../common/core/carve.h"
+#include "../common/core/model.h"
+#include "../common/core/tensor.h"
+#include "../common/core/walk.h"
 
 #define TFM_LN_EPS 1e-5 /* ε of layer norm, as PyTorch's default */
 
@@ -96,7 +96,7 @@ typedef struct tfm_dec_layer {
 } tfm_dec_layer;
 
 /* ---- the size table, written once ---------------------------------------------------
- * Each walker names the tensors of one piece with walk_tensor (common/walk.h), in a fixed
+ * Each walker names the tensors of one piece with walk_tensor (common/core/walk.h), in a fixed
  * order: the order of the arena, and so of checkpoints, of the optimiser's flat loops and
  * of the initialisation's draws. Names are prefix.part, e.g. "dec.1.cross.w_in". w and g
  * receive the views of the values and of the gradients (walk_build's last pass). */
@@ -165,7 +165,7 @@ typedef struct tfm_dec_act {
 /* Whether a batch (B, Ts, Tt) keeps its weights: their bytes over all L layers ≤ the bound. */
 int tfm_keep_maps(size_t B, size_t Ts, size_t Tt, size_t NH, size_t L);
 
-/* The carvers of the activations (common/carve.h): each takes from c, in a fixed order,
+/* The carvers of the activations (common/core/carve.h): each takes from c, in a fixed order,
  * the arrays of one piece at the sizes given, and points the views of its struct at them
  * (empty views when c only counts). The model's layout calls them once per layer, the
  * tests on blocks of their own. */
@@ -355,7 +355,7 @@ typedef struct tfm_step {
 } tfm_step;
 
 /* The run-time state: every activation of one batch, views into one block of doubles
- * and one of ints (common/carve.h) that reserve() allocates and every batch carves again
+ * and one of ints (common/core/carve.h) that reserve() allocates and every batch carves again
  * at its own sizes, behind a front part carved at the reservation's sizes (mask, ids),
  * which therefore stays where it is. */
 typedef struct tfm_state {
@@ -439,7 +439,7 @@ void tfm_encode(tfm_model *m, const int *src);
  * teacher forced (every position at once, under the causal mask). */
 void tfm_decode_teacher(tfm_model *m, const int *dec_in);
 
-/* The ops of `transformer`, with the contracts of common/model.h: forward and backward in
+/* The ops of `transformer`, with the contracts of common/core/model.h: forward and backward in
  * tfm_pass.c, decode and trace in tfm_decode.c, the rest in tfm_model.c. */
 double tfm_forward(model *m, const batch *b, int *pred);
 int tfm_backward(model *m, const batch *b);

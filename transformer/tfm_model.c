@@ -5,9 +5,9 @@
  *
  * Design. The parameters are named once, by visit_params, which walk_build runs to build
  * the arena and bind the views of m->w and m->g, and which walk_count runs on a skeleton
- * to count them (common/walk.h). The activations are laid out once, by state_layout,
+ * to count them (common/core/walk.h). The activations are laid out once, by state_layout,
  * which carve_reserve runs to size the block and every batch runs to take its views
- * (common/carve.h).
+ * (common/core/carve.h).
  *
  * Invariant. reserve() allocates one block for the largest batch; every forward and
  * decode carves it again at the sizes of its batch (cheap: views only), so nothing is

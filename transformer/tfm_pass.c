@@ -12,7 +12,7 @@
  * Backward reads the chain from its end, with two stream gradients that each layer reads
  * from and adds into in turn.
  *
- * Invariant (the error contract of common/model.h). Every token is checked to lie in
+ * Invariant (the error contract of common/core/model.h). Every token is checked to lie in
  * [0, V) and the batch to fit the reservation before anything reads it: a bad batch is
  * reported through GSL_ERROR and gives NaN (forward) or -1 (backward), having written no
  * activation the backward would trust (has_forward = 0) and no gradient.

@@ -24,16 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../afile.h"
-#include "../buildinfo.h"
-#include "../checkpoint.h"
-#include "../config.h"
-#include "../gradcheck.h"
-#include "../model.h"
-#include "../optim.h"
-#include "../rng.h"
-#include "../task.h"
-#include "../train.h"
+#include "../core/afile.h"
+#include "../cli/buildinfo.h"
+#include "../core/checkpoint.h"
+#include "../core/config.h"
+#include "../core/gradcheck.h"
+#include "../core/model.h"
+#include "../core/optim.h"
+#include "../core/rng.h"
+#include "../core/task.h"
+#include "../core/train.h"
 
 /* The registry (attnlab.c): every model, NULL-terminated. */
 extern const model_ops *const model_registry[];

@@ -32,9 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/cli.h"
-#include "../../common/cli_args.h"
-#include "../../common/cli_cmd.h"
+#include "../../common/cli/cli.h"
+#include "../../common/cli/args.h"
+#include "../../common/cli/cmd.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

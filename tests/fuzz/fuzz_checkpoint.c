@@ -26,9 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/checkpoint.h"
-#include "../../common/checkpoint_format.h"
-#include "../../common/crc32.h"
+#include "../../common/core/checkpoint.h"
+#include "../../common/core/checkpoint_format.h"
+#include "../../common/core/crc32.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -30,10 +30,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../common/afile.h"
-#include "../../common/report.h"
-#include "../../common/runlock.h"
-#include "../../common/safedir.h"
+#include "../../common/core/afile.h"
+#include "../../common/cli/report.h"
+#include "../../common/cli/runlock.h"
+#include "../../common/cli/safedir.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -24,8 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/rundir.h"
-#include "../../common/tsv.h"
+#include "../../common/cli/rundir.h"
+#include "../../common/core/tsv.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

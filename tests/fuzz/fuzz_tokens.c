@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/dataset.h"
-#include "../../common/task.h"
-#include "../../common/tsv.h"
+#include "../../common/core/dataset.h"
+#include "../../common/core/task.h"
+#include "../../common/core/tsv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

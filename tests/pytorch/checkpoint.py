@@ -11,7 +11,7 @@ The layout is docs/checkpoint-format.md, version 1, read here with struct alone:
     u32 CRC-32 of every byte before it
 
 Every integer is little-endian and unaligned ("<" in struct). The two CRCs are zlib's
-(Python's zlib.crc32). As in common/checkpoint_format.c, nothing is trusted: the header
+(Python's zlib.crc32). As in common/core/checkpoint_format.c, nothing is trusted: the header
 CRC before L is used, the file CRC before any value is, and every length against the
 bytes that remain before it is read. A failure raises CheckpointError with one line,
 "checkpoint PATH: ...", in the C loader's words where there is one.

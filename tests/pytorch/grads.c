@@ -4,7 +4,7 @@
  *
  * Usage: twin-grads CHECKPOINT BATCH OUT
  *
- * Design. The program is the model interface of common/model.h driven by hand, nothing
+ * Design. The program is the model interface of common/core/model.h driven by hand, nothing
  * more: ckpt_load builds the model from its file, reserve sizes it for the batch,
  * arena_zero_grad, forward and backward give the loss and the gradients, decode the
  * greedy tokens. No command of the attnlab program is involved, so what the twin is
@@ -19,7 +19,7 @@
  *     grad    enc.Wx      R  C   the gradient of each tensor, in arena order, row-major
  *     pred    forward     B  Tt  the argmax token of each position of the forward
  *     decode  greedy      B  Tt  greedy decoding of the sources, Tt steps
- * OUT is written to a temporary name and renamed into place (common/afile.h): it is whole
+ * OUT is written to a temporary name and renamed into place (common/core/afile.h): it is whole
  * or absent. Errors: a usage error prints one line and the usage, exit status 2; a file
  * that cannot be read, a malformed batch or a refused model call prints one line naming
  * what was wrong (and what is accepted), exit status 1, and OUT is left as it was.
@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/afile.h"
-#include "../../common/buildinfo.h"
-#include "../../common/checkpoint.h"
-#include "../../common/model.h"
-#include "../../common/tsv.h"
+#include "../../common/core/afile.h"
+#include "../../common/cli/buildinfo.h"
+#include "../../common/core/checkpoint.h"
+#include "../../common/core/model.h"
+#include "../../common/core/tsv.h"
 
 #define ERR_LEN 512
 #define MAX_SIDE 4096 /* longest sequence or largest batch a BATCH file may give */

@@ -1,0 +1,138 @@
+/* cmd_attention.c — attnlab attention: what a trained model looked at for one example
+ * (attention weights, or an LSTM's gates), printed and written as tables.
+ *
+ * Design. attention reads a checkpoint and one --input sequence in the symbols of the
+ * model's task, then hands both to cmd_write_trace (cmd_measure.h), which train uses
+ * for its --trace too. The matrices go into trace/ beside the checkpoint unless --out
+ * says otherwise; a run's trace/ is written under the run's lock, as train writes it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/afile.h"
+#include "args.h"
+#include "../core/checkpoint.h"
+#include "cmd.h"
+#include "cmd_files.h"
+#include "cmd_measure.h"
+#include "../core/model.h"
+#include "runlock.h"
+#include "safedir.h"
+#include "../core/task.h"
+
+void cmd_attention_help(void)
+{
+    printf(
+        "Usage: attnlab attention --checkpoint FILE --input \"3 1 4 1 5 9 2 6\" [--out DIR]\n"
+        "\n"
+        "Decodes one source sequence greedily and prints what the model looked at:\n"
+        "  rnn_attention  the alignment α (target steps x source steps): row t is the\n"
+        "                 softmax over the encoder states when emitting output t\n"
+        "  transformer    every layer and head of encoder self-attention, masked decoder\n"
+        "                 self-attention and encoder-decoder (cross) attention\n"
+        "  lstm           no attention: its gates (input, forget, output) and cell state\n"
+        "                 over the steps, the LSTM's own way of choosing what to keep\n"
+        "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
+        "checkpoint), labelled with tokens, ready for plots/attention.gp. A model trained\n"
+        "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
+        "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
+        "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"
+        "\n"
+        "Example:\n"
+        "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n");
+}
+
+/* Reads and checks attention's command line into *a: --checkpoint and --input given
+ * (the symbols of --input are read once the model, and so its task, is loaded). Returns
+ * 0, ARGS_HELP_SHOWN, or the exit status after the message. */
+static int parse_attention(int argc, char **argv, args_line *a)
+{
+    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, 0};
+    const int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, a);
+    if (rc)
+        return rc;
+    if (!args_get(a, ARGS_CHECKPOINT))
+        return args_usage_error("--checkpoint FILE is required");
+    if (!args_get(a, ARGS_INPUT))
+        return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
+    return 0;
+}
+
+int cmd_attention_check(int argc, char **argv)
+{
+    static args_line a;
+    return args_exit(parse_attention(argc, argv, &a));
+}
+
+/* Takes the lock that guards dir, where attention writes its matrices (AFILE_PATH_MAX
+ * bytes; rewritten as the path entered). When dir is the trace/ folder of a run
+ * directory RUN (the default, trace/ beside the checkpoint), it is the run's: RUN's lock
+ * is taken, as train holds it while it writes that folder, and RUN/trace must be a real
+ * directory, not a symbolic link (safedir.h). Any other dir takes its own lock, and one
+ * holding a run is refused: the matrices go into its trace/ folder or beside it. Returns
+ * 0 with l held, or the exit status after one line. */
+static int claim_trace_dir(char *dir, runlock *l)
+{
+    char run[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
+    const char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    l->fd = -1;
+    snprintf(run, sizeof run, "%.*s", slash ? (int)(slash - dir) + (slash == dir) : 1,
+             slash ? dir : ".");
+    if (strcmp(base, "trace") != 0 || !cmd_holds_run(run))
+        return cmd_claim_out(l, dir, 1, "its matrices go into its trace/ folder (--out "
+                             "RUN/trace) or beside the run");
+    const int rc = runlock_take(l, run, err, sizeof err);
+    if (rc != 0)
+        return args_run_error(rc == RUNLOCK_IN_USE ? "%s; wait for it to end, or choose "
+                              "another --out" : "--out: %s", err);
+    if (safedir_enter(run, "trace", dir, AFILE_PATH_MAX, err, sizeof err) != 0) {
+        runlock_release(l);
+        return args_run_error("%s", err);
+    }
+    return 0;
+}
+
+int cmd_attention(int argc, char **argv)
+{
+    static args_line a;
+    int rc = parse_attention(argc, argv, &a);
+    if (rc)
+        return args_exit(rc);
+    const char *ck = args_get(&a, ARGS_CHECKPOINT), *input = args_get(&a, ARGS_INPUT);
+    char err[ARGS_ERR_MAX], dir[AFILE_PATH_MAX]; /* --out: at most ARGS_PATH_MAX */
+    model *m = ckpt_load(ck, NULL, err, sizeof err);
+    if (!m)
+        return args_run_error("%s", err);
+    int *src = malloc(m->cfg.max_len * sizeof *src);
+    size_t Ts = 0;
+    const task *t = NULL;
+    if (!src) {
+        rc = args_run_error("out of memory");
+    } else if (!(t = task_open(&m->cfg, err, sizeof err))) {
+        rc = args_run_error("%s", err);
+    } else if (task_parse(t, m->cfg.symbols, input, src, m->cfg.max_len, &Ts, err,
+                          sizeof err) != 0) {
+        rc = args_usage_error("--input: %s", err);
+    } else {
+        if (args_get(&a, ARGS_OUT)) {
+            snprintf(dir, sizeof dir, "%s", args_get(&a, ARGS_OUT));
+        } else {
+            const char *slash = strrchr(ck, '/');
+            snprintf(dir, sizeof dir, "%.*s/trace", slash ? (int)(slash - ck) : 1,
+                     slash ? ck : ".");
+        }
+        runlock lock = {-1};
+        rc = claim_trace_dir(dir, &lock);
+        if (rc == 0)
+            rc = cmd_write_trace(m, src, Ts, dir, 1);
+        if (rc == 0)
+            fprintf(stderr, "wrote the matrices above as %s/NAME.tsv\n", dir);
+        runlock_release(&lock);
+    }
+    task_close(t);
+    free(src);
+    m->ops->free(m);
+    return rc;
+}

@@ -1,0 +1,309 @@
+/* cmd_measure.c — what the commands measure on a trained model and write beside it: the
+ * evaluation per length (eval, and train at its end), the matrices of one example
+ * (attention, and train with --trace), the cost per length (train with --cost-lengths).
+ *
+ * Design. Each measurement is the core's (eval.h, model_trace, bench_cost); this file
+ * turns it into the run's files, each written whole (cmd_files.h), and into what the
+ * command prints. A model reports bad input by the error contract of model.h: decode and
+ * trace return -1 and model_last_error() says why; here that becomes a runtime error
+ * quoting it. A stop signal (cmd_stop.h) ends an evaluation between chunks of sequences,
+ * with nothing written.
+ */
+#include "cmd_measure.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/afile.h"
+#include "args.h"
+#include "bench.h"
+#include "cmd_files.h"
+#include "cmd_stop.h"
+#include "../core/dataset.h"
+#include "../core/eval.h"
+#include "../core/model.h"
+#include "report.h"
+#include "../core/task.h"
+
+void cmd_print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t n)
+{
+    char word[DATASET_WORD_MAX + 1];
+    for (size_t i = 0; i < n; i++) {
+        task_symbol(t, nsym, x[i], word, sizeof word);
+        fprintf(f, i ? " %s" : "%s", word);
+    }
+}
+
+int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl)
+{
+    const dataset *d = t->data;
+    size_t *all = malloc((d->max_Ts + 1) * sizeof *all);
+    if (!all)
+        return args_run_error("out of memory");
+    const size_t na = dataset_lengths(d, DATASET_TEST, 1, d->max_Ts, all);
+    int rc = 0;
+    for (size_t k = 0; k < *nl && rc == 0; k++) {
+        size_t i = 0;
+        while (i < na && all[i] != lens[k])
+            i++;
+        if (i == na)
+            rc = args_usage_error("%s: the test set of %s holds no source of length %zu "
+                                  "(accepted: lengths from %zu to %zu that it holds; leave "
+                                  "%s out for all of them)", flag, t->name, lens[k], all[0],
+                                  all[na - 1], flag);
+    }
+    if (*nl == 0) {
+        *nl = na < ARGS_MAX_LENGTHS ? na : ARGS_MAX_LENGTHS;
+        memcpy(lens, all, *nl * sizeof *lens);
+    }
+    free(all);
+    return rc;
+}
+
+/* ---- the evaluation (eval, and train at its end) ------------------------------------------ */
+
+typedef struct eval_out {
+    const char *model;
+    const eval_result *r;
+    size_t n;
+} eval_out;
+
+static int write_eval(FILE *f, const void *ctx)
+{
+    const eval_out *e = ctx;
+    return eval_write_tsv(f, e->model, e->r, e->n);
+}
+
+static int write_positions(FILE *f, const void *ctx)
+{
+    const eval_out *e = ctx;
+    return eval_write_positions_tsv(f, e->model, e->r, e->n);
+}
+
+int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
+                 unsigned long seed, const char *dir, int print)
+{
+    char err[ARGS_ERR_MAX];
+    eval_result *r = calloc(nl, sizeof *r);
+    if (!r)
+        return args_run_error("out of memory");
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    const volatile sig_atomic_t *stop = &cmd_stop_signal;
+    const int got = !t ? -1
+                  : t->data ? eval_data_run(m, t, DATASET_TEST, lens, nl, stop, r, err,
+                                            sizeof err)
+                            : eval_run(m, t, lens, nl, samples, seed, stop, r, err, sizeof err);
+    if (got != 0) {
+        task_close(t);
+        eval_free(r, nl);
+        free(r);
+        return got == EVAL_STOPPED ? cmd_stopped_status() : args_run_error("%s", err);
+    }
+    task_close(t);
+    if (print)
+        eval_print(stdout, m->ops->name, r, nl);
+    int rc = 0;
+    eval_out eo = {m->ops->name, r, nl};
+    if (dir && (cmd_write_file(dir, "eval.tsv", write_eval, &eo) != 0 ||
+                cmd_write_file(dir, "eval_positions.tsv", write_positions, &eo) != 0))
+        rc = ARGS_EXIT_RUNTIME;
+    eval_free(r, nl);
+    free(r);
+    return rc;
+}
+
+/* ---- the trace (attention, and train with --trace) ------------------------------------------ */
+
+/* State of one trace: labels of each axis and where the files go. */
+typedef struct trace_ctx {
+    const char *dir;
+    char (*src)[16];    /* (Ts) source tokens */
+    char (*tgt)[16];    /* (Tt) decoded tokens */
+    char (*tgt_in)[16]; /* (Tt) decoder inputs: BOS then the decoded tokens */
+    char (*index)[16];  /* (n_index) 0, 1, 2, ... */
+    size_t n_index;
+    int print;          /* also print each matrix as a table */
+    int failed;         /* the sink refused a matrix or could not write it */
+} trace_ctx;
+
+/* The labels of an axis of kind "src", "tgt", "tgt_in" or any other (numbered), or NULL
+ * when n numbers are more than were made. */
+static char (*axis_labels(trace_ctx *c, const char *kind, size_t n))[16]
+{
+    if (strcmp(kind, "src") == 0)
+        return c->src;
+    if (strcmp(kind, "tgt") == 0)
+        return c->tgt;
+    if (strcmp(kind, "tgt_in") == 0)
+        return c->tgt_in;
+    return n <= c->n_index ? c->index : NULL;
+}
+
+/* The trace_sink: prints the matrix (when asked) and writes it as dir/NAME.tsv. */
+static int trace_to_files(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
+                          const char *cols)
+{
+    trace_ctx *c = ctx;
+    char(*rl)[16] = axis_labels(c, rows, m->size1);
+    char(*cl)[16] = axis_labels(c, cols, m->size2);
+    if (!rl || !cl) {
+        c->failed = 1;
+        return -1;
+    }
+    if (c->print)
+        report_print_matrix(stdout, name, m, (const char(*)[16])rl, (const char(*)[16])cl);
+    char path[AFILE_PATH_MAX], file[128], err[ARGS_ERR_MAX], corner[64];
+    snprintf(file, sizeof file, "%s.tsv", name);
+    snprintf(corner, sizeof corner, "%s\\%s", rows, cols);
+    afile af;
+    if (afile_join(path, sizeof path, c->dir, file) != 0 ||
+        afile_open(&af, path, err, sizeof err) != 0) {
+        c->failed = 1;
+        return -1;
+    }
+    report_write_matrix(af.f, m, (const char(*)[16])rl, (const char(*)[16])cl, corner);
+    if (afile_commit(&af, err, sizeof err) != 0) {
+        args_run_error("%s", err);
+        c->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes the label of token tok into lab: as task_symbol shows it, cut to the 15 bytes a
+ * label holds at the start of a UTF-8 character (a long word loses its end). */
+static void label_of(const task *t, size_t nsym, int tok, char lab[16])
+{
+    char word[DATASET_WORD_MAX + 8];
+    task_symbol(t, nsym, tok, word, sizeof word);
+    size_t len = strlen(word);
+    if (len > 15) {
+        len = 15;
+        while (len > 0 && ((unsigned char)word[len] & 0xc0) == 0x80)
+            len--; /* word[len] continues a character: cut before that character */
+    }
+    memcpy(lab, word, len);
+    lab[len] = '\0';
+}
+
+int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print)
+{
+    char err[ARGS_ERR_MAX];
+    if (!m->ops->trace)
+        return args_run_error("model %s records no trace", m->ops->name);
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    if (!t)
+        return args_run_error("%s", err);
+    const size_t Tt = task_target_len(t, Ts), V = m->cfg.symbols;
+    /* labels for every axis a model may use: tokens, units (up to the widest state),
+     * or steps of an encoder and a decoder */
+    size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
+    nidx = (nidx > Ts + Tt ? nidx : Ts + Tt) + 2;
+    int *out = malloc(Tt * sizeof *out);
+    trace_ctx c = {0};
+    c.src = malloc(Ts * sizeof *c.src);
+    c.tgt = malloc(Tt * sizeof *c.tgt);
+    c.tgt_in = malloc(Tt * sizeof *c.tgt_in);
+    c.index = malloc(nidx * sizeof *c.index);
+    c.n_index = nidx;
+    c.dir = dir;
+    c.print = print;
+    int rc = 0;
+    if (!out || !c.src || !c.tgt || !c.tgt_in || !c.index) {
+        rc = args_run_error("out of memory");
+        goto done;
+    }
+    if (afile_mkdirs(dir, err, sizeof err) != 0) {
+        rc = args_run_error("--out: %s", err);
+        goto done;
+    }
+    if (m->ops->reserve(m, 1, Ts, Tt) != 0) {
+        rc = args_run_error("out of memory");
+        goto done;
+    }
+    /* decode first so the target axis can be labelled with what the model emitted */
+    if (model_decode(m, src, 1, Ts, Tt, out) != 0) {
+        rc = args_run_error("%s decode failed: %s", m->ops->name, model_last_error());
+        goto done;
+    }
+    for (size_t i = 0; i < Ts; i++)
+        label_of(t, V, src[i], c.src[i]);
+    for (size_t i = 0; i < Tt; i++) {
+        label_of(t, V, out[i], c.tgt[i]);
+        label_of(t, V, i == 0 ? (int)V : out[i - 1], c.tgt_in[i]); /* BOS first */
+    }
+    for (size_t i = 0; i < nidx; i++)
+        snprintf(c.index[i], 16, "%u", (unsigned)i);
+    if (print) {
+        printf("source:  ");
+        cmd_print_tokens(stdout, t, V, src, Ts);
+        printf("\ndecoded: ");
+        cmd_print_tokens(stdout, t, V, out, Tt);
+        printf("\n\n");
+    }
+    /* a refusal of the sink is a file that could not be written; any other failure is
+     * the model's report (error contract) */
+    if (model_trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
+        rc = c.failed ? args_run_error("could not write the trace into %s", dir)
+                      : args_run_error("%s trace failed: %s", m->ops->name,
+                                       model_last_error());
+done:
+    task_close(t);
+    free(out);
+    free(c.src);
+    free(c.tgt);
+    free(c.tgt_in);
+    free(c.index);
+    return rc;
+}
+
+/* ---- the cost of a trained model ---------------------------------------------------- */
+
+/* The cost of each requested length (cost.tsv): measured first, then written. */
+typedef struct cost_rows {
+    const char *model;
+    const size_t *lens;
+    size_t n;
+    double *train_ms, *flops, *decode_ms; /* (n) each */
+} cost_rows;
+
+static int write_cost(FILE *f, const void *ctx)
+{
+    const cost_rows *c = ctx;
+    fprintf(f, "model\tlen\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq\n");
+    for (size_t k = 0; k < c->n; k++)
+        fprintf(f, "%s\t%zu\t%.6g\t%.6g\t%.6g\n", c->model, c->lens[k], c->train_ms[k],
+                c->flops[k], c->decode_ms[k]);
+    return ferror(f) ? -1 : 0;
+}
+
+int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
+                        const char *dir)
+{
+    char err[ARGS_ERR_MAX];
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    if (!t)
+        return args_run_error("%s", err);
+    double *v = malloc(3 * n * sizeof *v);
+    if (!v) {
+        task_close(t);
+        return args_run_error("out of memory");
+    }
+    cost_rows c = {m->ops->name, lens, n, v, v + n, v + 2 * n};
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        const size_t L = lens[k];
+        if (bench_cost(m, t, L, m->cfg.batch, 3, r, &c.train_ms[k], &c.decode_ms[k]) != 0)
+            rc = args_run_error("measuring the cost at length %zu failed: %s", L,
+                                model_last_error()[0] ? model_last_error() : "out of memory");
+        else
+            c.flops[k] = m->ops->flops(&m->cfg, L, task_target_len(t, L));
+    }
+    if (rc == 0 && cmd_write_file(dir, "cost.tsv", write_cost, &c) != 0)
+        rc = ARGS_EXIT_RUNTIME;
+    task_close(t);
+    free(v);
+    return rc;
+}

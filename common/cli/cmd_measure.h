@@ -1,0 +1,46 @@
+/* cmd_measure.h — what the commands measure on a trained model and write into a run
+ * (prefix: cmd_): the evaluation per length, the matrices of one example, the cost per
+ * length. train runs all three at its end; eval and attention run one each.
+ */
+#ifndef ATTNLAB_CMD_MEASURE_H
+#define ATTNLAB_CMD_MEASURE_H
+
+#include <stdio.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "../core/model.h"
+#include "../core/task.h"
+
+/* Prints the n tokens x of task t (nsym data symbols) to f, separated by spaces: numbers,
+ * or a file task's words. */
+void cmd_print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t n);
+
+/* Evaluates m at the nl lengths lens, samples sequences each (evaluation seed seed); for
+ * a file task, every example of its test set at those source lengths instead (samples
+ * and seed unused). Prints the table when print is set and, when dir is not NULL,
+ * writes eval.tsv and eval_positions.tsv into dir. Returns the exit status (the error
+ * printed); when cmd_stop_signal is set during it, cmd_stopped_status() with nothing
+ * printed or written, the caller saying what it had written before. */
+int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
+                 unsigned long seed, const char *dir, int print);
+
+/* The source lengths of the final evaluation of a file task t (its test set): with *nl
+ * > 0, the nl lengths in lens (given by flag), each of which must hold test examples;
+ * with *nl 0, every source length of the test set, written into lens (room for
+ * ARGS_MAX_LENGTHS). Returns 0, or prints and returns the usage status. */
+int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl);
+
+/* Decodes src (Ts symbols) with m, then writes every matrix the model traces as
+ * dir/NAME.tsv, printing the example and each matrix as a table when print is set.
+ * Returns the exit status (the error printed). */
+int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print);
+
+/* Measures the time of a training step and of decoding per sequence of m at the n lengths
+ * lens (bench_cost; sequences drawn from r) with the analytic FLOPs, and writes
+ * dir/cost.tsv (model len train_ms_per_seq flops_per_seq decode_ms_per_seq). Returns the
+ * exit status. */
+int cmd_measure_cost(model *m, const size_t *lens, size_t n, const gsl_rng *r,
+                     const char *dir);
+
+#endif

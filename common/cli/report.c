@@ -1,0 +1,284 @@
+/* report.c — labelled matrices, and a comparison's figure variables and traces (see
+ * report.h; drawing the figures is report_draw.c's, the web page report_page.c's).
+ *
+ * Design. figure_vars.gp is gnuplot code the figure scripts load, so what it holds is
+ * limited to what cannot be code: numbers printed here, and strings — the model names,
+ * the lengths — whose every character is a letter, a digit, a space or one of _.:=,+-
+ * (gp_string). Inside gnuplot's double quotes none of these means anything (the
+ * characters that do are the quote, the backslash and the backquote, which runs a shell
+ * command), so a name that passed is a string and nothing else; one that did not is
+ * refused, never escaped. The values come from run directories that rundir_load checked
+ * against the registries, so a refusal here means a check was missed.
+ *
+ * The task is not among them: a file task is named after its file, and a file may be
+ * called anything (数据.tsv, my data (2).tsv). Its name goes to task.txt, a line of text
+ * the scripts read with system("cat ...") — a string, never parsed — and draw without
+ * enhanced text.
+ *
+ * The traces are copied, not linked: a comparison directory holds its own copies. They
+ * are gnuplot's data, so each copy is checked to be a labelled matrix of numbers with
+ * text labels; the copies of an earlier report are removed first, so a figure never
+ * shows a model this report does not. Removing and writing them never goes through a
+ * symbolic link (safedir.h): a trace/ or trace/NAME/ that is one is refused.
+ *
+ * Every file is written whole or not at all (afile_write).
+ */
+#include "report.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/afile.h"
+#include "rundir.h"
+#include "safedir.h"
+#include "../core/task.h"
+#include "../core/tsv.h"
+
+/* ---- matrices ------------------------------------------------------------------------ */
+
+
+int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
+                        const char (*cols)[16], const char *corner)
+{
+    fprintf(f, "%s", corner);
+    for (size_t j = 0; j < m->size2; j++)
+        fprintf(f, "\t%s", cols[j]);
+    fputc('\n', f);
+    for (size_t i = 0; i < m->size1; i++) {
+        fprintf(f, "%s", rows[i]);
+        for (size_t j = 0; j < m->size2; j++)
+            fprintf(f, "\t%.6g", gsl_matrix_get(m, i, j));
+        fputc('\n', f);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+void report_print_matrix(FILE *f, const char *title, const gsl_matrix *m,
+                         const char (*rows)[16], const char (*cols)[16])
+{
+    fprintf(f, "%s (%zu x %zu)\n%8s", title, m->size1, m->size2, "");
+    for (size_t j = 0; j < m->size2; j++)
+        fprintf(f, " %6.6s", cols[j]);
+    fputc('\n', f);
+    for (size_t i = 0; i < m->size1; i++) {
+        fprintf(f, "%8.8s", rows[i]);
+        for (size_t j = 0; j < m->size2; j++)
+            fprintf(f, " %6.3f", gsl_matrix_get(m, i, j));
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
+/* ---- figure variables and traces ----------------------------------------------------- */
+
+/* Can s be written between gnuplot's double quotes as data: letters, digits, spaces and
+ * _.:=,+- only? */
+static int gp_string_ok(const char *s)
+{
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr(" _.:=,+-", c)))
+            return 0;
+    }
+    return 1;
+}
+
+/* What figure_vars.gp is written from: the facts and the strings made of them. */
+typedef struct vars_ctx {
+    const report_facts *fx;
+    const char *models;  /* the model names, space-separated */
+    const char *lengths; /* the position lengths, space-separated */
+} vars_ctx;
+
+static int write_vars(FILE *f, const void *p)
+{
+    const vars_ctx *v = p;
+    const config *cfg = v->fx->cfg;
+    fprintf(f, "# written by attnlab report: the facts the figure scripts need\n");
+    fprintf(f, "train_min = %zu\ntrain_max = %zu\n", cfg->train_min, cfg->train_max);
+    fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\nmodels = \"%s\"\n", cfg->symbols,
+            v->models);
+    fprintf(f, "position_lengths = \"%s\"\nseeds = %zu\n", v->lengths, v->fx->seeds);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Writes the string ctx and a newline. */
+static int write_line(FILE *f, const void *ctx)
+{
+    fprintf(f, "%s\n", (const char *)ctx);
+    return ferror(f) ? -1 : 0;
+}
+
+int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n)
+{
+    size_t need = 1;
+    for (size_t m = 0; m < fx->n_models; m++)
+        need += strlen(fx->models[m]) + 1;
+    char *models = malloc(need), *lengths = malloc(21 * fx->n_position_lengths + 1);
+    if (!models || !lengths) {
+        free(models);
+        free(lengths);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    models[0] = '\0';
+    for (size_t m = 0, at = 0; m < fx->n_models; m++)
+        at += (size_t)sprintf(models + at, m ? " %s" : "%s", fx->models[m]);
+    lengths[0] = '\0';
+    for (size_t k = 0, at = 0; k < fx->n_position_lengths; k++)
+        at += (size_t)sprintf(lengths + at, k ? " %zu" : "%zu", fx->position_lengths[k]);
+    char task_word[CONFIG_TASK_MAX];
+    task_short_name(fx->cfg->task, task_word, sizeof task_word);
+    int rc;
+    if (!gp_string_ok(models)) {
+        char shown[100];
+        snprintf(err, n, "figure_vars.gp: '%s' is not passed to gnuplot (accepted: letters, "
+                 "digits and _.:=,+-)", rundir_printable(models, shown, sizeof shown));
+        rc = -1;
+    } else {
+        vars_ctx v = {fx, models, lengths};
+        rc = afile_write(out, "figure_vars.gp", write_vars, &v, err, n);
+    }
+    if (rc == 0)
+        rc = afile_write(out, "task.txt", write_line, task_word, err, n);
+    free(models);
+    free(lengths);
+    return rc;
+}
+
+typedef struct copy_ctx {
+    const char *text;
+    size_t len;
+} copy_ctx;
+
+static int write_copy(FILE *f, const void *p)
+{
+    const copy_ctx *c = p;
+    return fwrite(c->text, 1, c->len, f) == c->len ? 0 : -1;
+}
+
+/* Is name a trace file report copies: letters, digits and _.- ending in .tsv? */
+static int trace_name_ok(const char *name)
+{
+    const size_t l = strlen(name);
+    if (l < 5 || l > 128 || strcmp(name + l - 4, ".tsv") != 0 || name[0] == '.')
+        return 0;
+    return name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789_.-")] == '\0';
+}
+
+/* Is text (len bytes) a labelled matrix: text labels, numbers elsewhere, at least one
+ * row and one column of numbers? Returns 0, or -1 with one line in err. */
+static int trace_ok(const char *text, size_t len, const char *name, char *err, size_t n)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    memcpy(copy, text, len + 1);
+    tsv t;
+    int rc = tsv_parse(&t, copy, len, name, err, n); /* takes copy over */
+    if (rc == 0 && (t.rows == 0 || t.cols < 2)) {
+        snprintf(err, n, "%s: no matrix (a header of column labels, then rows)", name);
+        rc = -1;
+    }
+    for (size_t r = 0; rc == 0 && r <= t.rows; r++)
+        for (size_t c = 0; rc == 0 && c < t.cols; c++) {
+            const char *s = t.cell[r * t.cols + c];
+            double v;
+            if (r == 0 || c == 0) {
+                if (!rundir_is_text(s, NULL)) {
+                    snprintf(err, n, "%s line %zu: a label holds a control character or a "
+                             "byte that is not UTF-8", name, r + 1);
+                    rc = -1;
+                }
+            } else {
+                rc = tsv_number(&t, r - 1, c, &v, err, n);
+            }
+        }
+    tsv_free(&t);
+    return rc;
+}
+
+/* Says on stderr that trace file path is left out, and why. */
+static void leave_out(const char *path, const char *why)
+{
+    static char a[AFILE_PATH_MAX], b[2048];
+    fprintf(stderr, "attnlab report: leaving out %s: %s\n",
+            rundir_printable(path, a, sizeof a), rundir_printable(why, b, sizeof b));
+}
+
+/* Copies the trace matrices of run directory run into out/trace/name/. */
+static int copy_trace(const char *run, const char *name, const char *out, char *err,
+                      size_t n)
+{
+    char src[AFILE_PATH_MAX], root[AFILE_PATH_MAX], dst[AFILE_PATH_MAX];
+    snprintf(src, sizeof src, "%s/trace", run);
+    struct stat st;
+    if (stat(src, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (safedir_enter(out, "trace", root, sizeof root, err, n) != 0 ||
+        safedir_enter(root, name, dst, sizeof dst, err, n) != 0)
+        return -1;
+    DIR *d = opendir(src);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        const size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".tsv") != 0)
+            continue;
+        char from[AFILE_PATH_MAX], why[512];
+        if (afile_join(from, sizeof from, src, e->d_name) != 0)
+            continue;
+        if (!trace_name_ok(e->d_name)) {
+            leave_out(from, "a trace is named with letters, digits and _.- only");
+            continue;
+        }
+        size_t len = 0;
+        char *text = afile_read(from, TSV_MAX_BYTES, &len);
+        if (!text) {
+            leave_out(from, "not a readable regular file");
+            continue;
+        }
+        if (trace_ok(text, len, e->d_name, why, sizeof why) != 0) {
+            leave_out(from, why);
+        } else {
+            copy_ctx cc = {text, len};
+            rc = afile_write(dst, e->d_name, write_copy, &cc, err, n);
+        }
+        free(text);
+    }
+    closedir(d);
+    return rc;
+}
+
+int report_check_out(const char *out, const report_facts *fx, char *err, size_t n)
+{
+    if (safedir_check(out, "figures", err, n) != 0 || safedir_check(out, "trace", err, n) != 0)
+        return -1;
+    for (size_t m = 0; m < fx->n_models; m++) {
+        char sub[CONFIG_VALUE_MAX + 8];
+        snprintf(sub, sizeof sub, "trace/%s", fx->models[m]);
+        if (safedir_check(out, sub, err, n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n)
+{
+    /* the copies of an earlier report: every out/trace/NAME/X.tsv, then NAME/ once empty */
+    if (safedir_clear(out, "trace", 1, ".tsv", err, n) != 0)
+        return -1;
+    for (size_t m = 0; m < fx->n_models; m++)
+        if (copy_trace(fx->runs[m], fx->models[m], out, err, n) != 0)
+            return -1;
+    return 0;
+}

@@ -1,0 +1,141 @@
+/* report.h — results for people and for plotting: labelled matrices, and a comparison's
+ * figures and web page (prefix: report_).
+ *
+ * Matrices (attention maps, gate activations) are written as TSV with a header row of
+ * column labels and a label at the start of each row, the layout gnuplot reads with
+ * `matrix rowheaders columnheaders`:
+ *     corner  c1  c2  ...
+ *     r1      v   v   ...
+ * Labels are the tokens on that axis, so a heat map can show them on its axes.
+ *
+ * A comparison directory (docs/results-format.md), once summary_report has written its
+ * tables, gets from here, in this order:
+ *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
+ *     task.txt           the task's name, which they read as text (report_write_vars)
+ *     trace/NAME/X.tsv   the matrices of the first run of each model (report_copy_traces)
+ *     figures/F.png .svg drawn by gnuplot running each plots/F.gp (report_draw)
+ *     report.html        the summary table, the figures this report drew inline as PNG,
+ *                        the manifest (report_write_page, report_page.c); in Chinese,
+ *                        report.zh.html instead (report_set_lang)
+ * Nothing here chooses what to draw by model: the figure scripts find out what they can
+ * draw from the files they read (a model that wrote no trace has no trace figure), and
+ * the page shows the figures that were drawn. The page names models only for its title
+ * and to find the trace folder whose weights it prints under an attention figure.
+ *
+ * gnuplot runs code: whatever reaches it as a command is a program. So nothing read from
+ * a file or typed as a path reaches it that way (report_draw.c, design block, says how).
+ */
+#ifndef ATTNLAB_REPORT_H
+#define ATTNLAB_REPORT_H
+
+#include <gsl/gsl_matrix.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../core/config.h"
+
+/* Writes m with row and column labels as TSV. Returns 0, or -1 on a write error. */
+int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
+                        const char (*cols)[16], const char *corner);
+
+/* Prints m as an aligned table with labels, 3 decimals (for the terminal). Wide matrices
+ * are printed whole: a terminal scrolls, a teacher wants every column. */
+void report_print_matrix(FILE *f, const char *title, const gsl_matrix *m,
+                         const char (*rows)[16], const char (*cols)[16]);
+
+/* What the figures of a comparison depend on, gathered by summary_report. */
+typedef struct report_facts {
+    const config *cfg;         /* the first run's settings: task, symbols, training range */
+    size_t n_models;           /* models (groups of runs) in the tables */
+    const char *const *models; /* (n_models) their names, in the tables' order: letters,
+                                  digits and _.:=,+- only (report_write_vars refuses more) */
+    const char *const *runs;   /* (n_models) the run directory whose trace/ each shows */
+    size_t seeds;              /* the most runs any model has */
+    const size_t *position_lengths; /* (n_position_lengths) lengths the positions */
+    size_t n_position_lengths;      /* figure shows */
+    int have_cost; /* some run measured its cost (train --cost-lengths wrote cost.tsv) */
+    int have_val;  /* some run logged validations (train_log.tsv's val_ columns) */
+    int have_sweep; /* some model has several setups (capacity.tsv: setups > 1) */
+} report_facts;
+
+/* The figures one report drew, in the order the page shows them. */
+#define REPORT_MAX_FIGURES 32 /* 4 outputs for each of 8 scripts (report_draw.c checks it) */
+typedef struct report_drawn {
+    size_t n;
+    struct {
+        const char *name;       /* figures/NAME.png and NAME.svg */
+        const char *caption;    /* the sentence under it; outputs of one script share one */
+        const char *caption_zh; /* the same in Chinese */
+    } fig[REPORT_MAX_FIGURES];
+} report_drawn;
+
+/* The languages the page is written in: its headings, captions and table heads (the
+ * figures themselves are drawn in English). */
+typedef enum { REPORT_EN, REPORT_ZH } report_lang;
+#define REPORT_LANGS "en, zh" /* what --lang accepts, for messages */
+
+/* Reads a language code ("en" or "zh") into *lang. Returns 0, or -1 for anything else. */
+int report_lang_parse(const char *code, report_lang *lang);
+
+/* Chooses the language of the pages this process writes (REPORT_EN until called). One
+ * report runs per process, so this is a setting of the program, like a flag. */
+void report_set_lang(report_lang lang);
+
+/* The file report_write_page writes in the language chosen: "report.html" in English,
+ * "report.zh.html" in Chinese (so a comparison can hold both). */
+const char *report_page_name(void);
+
+/* Checks, before a report writes anything into out, that the folders it writes into or
+ * empties there — figures/, trace/ and trace/NAME/ for each model — are real
+ * directories or absent, never symbolic links (safedir.h). Returns 0, or -1 with one
+ * line in err naming the first that is not. */
+int report_check_out(const char *out, const report_facts *fx, char *err, size_t n);
+
+/* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, models,
+ * position_lengths and seeds as gnuplot variables. Every string is checked to hold only
+ * letters, digits, spaces and _.:=,+- (nothing gnuplot reads as code inside double
+ * quotes); anything else is refused. Then out/task.txt: the task's name as the figures
+ * show it (task_short_name), one line of text the scripts read as data, so a data file
+ * may have any name. Returns 0, or -1 with one line in err (n bytes). */
+int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);
+
+/* Copies the TSV files of RUN/trace/ into out/trace/NAME/ for each model NAME and its
+ * run RUN, after removing the copies an earlier report left there and the folders of
+ * out/trace/ of models this report does not show, so no figure is drawn from another
+ * report's runs. A run without a trace is fine: its figures are then skipped. A trace
+ * file whose name or content is malformed (not a labelled matrix of numbers, labels that
+ * are not text) is left out with one line on stderr. Nothing is removed or written
+ * through a symbolic link (safedir.h). Returns 0, or -1 with one line in err when a copy
+ * cannot be written or removed. */
+int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n);
+
+/* Draws every figure into out/figures/ by running gnuplot on each script of
+ * report_plots_dir() (the cost figure only when fx->have_cost, budget only when
+ * fx->have_val, capacity only when fx->have_sweep). Each figure is written to
+ * a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
+ * both files are complete (a PNG that ends with its IEND chunk, an SVG that ends with
+ * </svg>); otherwise the figure already there stays as it was. Fills drawn with the
+ * figures moved into place and prints them on f. When gnuplot or the scripts are
+ * missing, one line on stderr says how to draw the figures later; that is not a
+ * failure. Returns 0, or -1 when a figure failed (one line on stderr names each, and err
+ * says what to do) or out/figures/ cannot be created. */
+int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FILE *f,
+                char *err, size_t n);
+
+/* Writes out/report_page_name(), one self-contained page in the chosen language: a title
+ * that fits the models of fx, out/summary.tsv as a table with named columns and the
+ * meaning of each length, the figures of drawn as PNG images inside the page (data:
+ * URIs; heat maps shown pixel for pixel, image-rendering: pixelated) with their captions,
+ * under each attention figure the weights of its cells as tables (each cell's title
+ * names its query and key), and out/manifest.tsv when there is one and every cell of it
+ * is text (otherwise one line on stderr says why it is left out). Returns 0, or -1 with
+ * one line in err. */
+int report_write_page(const char *out, const report_facts *fx, const report_drawn *drawn,
+                      char *err, size_t n);
+
+/* The directory holding the figure scripts (plots/NAME.gp): $ATTNLAB_PLOTS, or found
+ * next to the program (the source tree, or the installed share directory). NULL when
+ * none is found. */
+const char *report_plots_dir(void);
+
+#endif

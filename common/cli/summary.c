@@ -1,0 +1,482 @@
+/* summary.c — merging finished runs into one comparison: statistics over seeds and the
+ * tables (see summary.h; grouping the runs by setup is summary_group.c's, reading a run
+ * directory rundir.c's, the figures and the page report.c's).
+ *
+ * Design. rundir_load reads one run directory whole and checks every value in it
+ * before anything is computed, so the statistics read typed records without checks and
+ * a malformed run is skipped whole (one line on stderr) instead of half-plotted. Runs
+ * are grouped by setup: runs whose settings agree except for the seed (and the settings
+ * that change nothing computed, is_incidental) are the seeds of one group. A group is
+ * named after its model; a second setup of the same model adds the settings in which it
+ * differs ("lstm:hidden=256"). Groups are listed in the registry's order of their models
+ * (model_rank), then in order of appearance.
+ *
+ * No silent limit: the groups, the runs of a group and the lengths and steps the tables
+ * show are arrays that grow with the input (a run count is bounded by what the command
+ * line collects). Every key of a run is unique (rundir.h), so a statistic over a group
+ * at one length or step has exactly one value per run that has that key.
+ *
+ * Invariant: every statistic over a group at one length or step (stat_acc) is summed in
+ * the same order, runs in their group's order, so a table is the same bytes whenever the
+ * same runs are given in the same order.
+ */
+#include "summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/afile.h"
+#include "../core/config.h"
+#include "../core/model.h"
+#include "report.h"
+#include "rundir.h"
+#include "summary_group.h"
+#include "../core/task.h"
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Which key distinct_values gathers. */
+typedef enum { KEY_EVAL_LEN, KEY_STEP, KEY_COST_LEN } key_kind;
+
+/* Sets *out (allocated; free it) to the sorted distinct values of one key over the runs
+ * rs: eval.tsv's lengths, train_log.tsv's steps or cost.tsv's lengths. Returns their
+ * number, or (size_t)-1 when memory runs out. */
+static size_t distinct_values(rundir *const *rs, size_t nr, key_kind which, size_t **out)
+{
+    size_t total = 0, k = 0;
+    for (size_t i = 0; i < nr; i++)
+        total += which == KEY_EVAL_LEN ? rs[i]->n_eval
+                 : which == KEY_STEP   ? rs[i]->n_log
+                                       : rs[i]->n_cost;
+    size_t *v = malloc((total ? total : 1) * sizeof *v);
+    if (!(*out = v))
+        return (size_t)-1;
+    for (size_t i = 0; i < nr; i++) {
+        const rundir *r = rs[i];
+        if (which == KEY_EVAL_LEN)
+            for (size_t j = 0; j < r->n_eval; j++)
+                v[k++] = r->eval[j].len;
+        else if (which == KEY_STEP)
+            for (size_t j = 0; j < r->n_log; j++)
+                v[k++] = r->log[j].step;
+        else
+            for (size_t j = 0; j < r->n_cost; j++)
+                v[k++] = r->cost[j].len;
+    }
+    qsort(v, k, sizeof *v, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || v[u - 1] != v[i])
+            v[u++] = v[i];
+    return u;
+}
+
+/* ---- the tables ---------------------------------------------------------------------- */
+
+/* Mean and sd of one model's token and sequence accuracy at length L (n = 0: none). */
+static size_t acc_at(const model_group *g, size_t L, stat_acc *tok, stat_acc *seq)
+{
+    memset(tok, 0, sizeof *tok);
+    memset(seq, 0, sizeof *seq);
+    for (size_t i = 0; i < g->n; i++) {
+        const rundir_eval *e = rundir_eval_at(g->runs[i], L);
+        if (e) {
+            stat_add(tok, e->token_acc);
+            stat_add(seq, e->seq_acc);
+        }
+    }
+    return tok->n;
+}
+
+/* Training seconds of a group's runs (those that recorded them). */
+static stat_acc train_seconds(const model_group *g)
+{
+    stat_acc secs = {0};
+    for (size_t i = 0; i < g->n; i++)
+        if (isfinite(g->runs[i]->train_seconds))
+            stat_add(&secs, g->runs[i]->train_seconds);
+    return secs;
+}
+
+/* accuracy.tsv: per model and evaluated length, token and sequence accuracy over seeds. */
+static int write_accuracy(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tparams\tlen\tseeds\ttoken_mean\ttoken_sd\ttoken_min\ttoken_max\t"
+               "seq_mean\tseq_sd\tseq_min\tseq_max\n");
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        for (size_t k = 0; k < c->nlens; k++) {
+            stat_acc tok, seq;
+            if (acc_at(g, c->lens[k], &tok, &seq))
+                fprintf(f, "%s\t%.0f\t%zu\t%zu\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\t%.6f\n",
+                        g->name, g->runs[0]->params, c->lens[k], tok.n, stat_mean(&tok),
+                        stat_sd(&tok), tok.min, tok.max, stat_mean(&seq), stat_sd(&seq),
+                        seq.min, seq.max);
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* positions.tsv: per model, length and output position (1 up to the task's output
+ * length, where any run has it), the accuracy there over seeds. */
+static int write_positions(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tlen\tposition\tseeds\tacc_mean\tacc_min\tacc_max\n");
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        /* checked by rundir_load; NULL for a file task, whose positions go up to max_len
+         * (the rows a run does not have are skipped below) */
+        const task *t = task_lookup(g->runs[0]->cfg.task);
+        for (size_t k = 0; k < c->nlens; k++) {
+            const size_t L = c->lens[k];
+            const size_t T = t ? task_target_len(t, L) : g->runs[0]->cfg.max_len;
+            for (size_t pos = 1; pos <= T; pos++) {
+                stat_acc a = {0};
+                for (size_t i = 0; i < g->n; i++) {
+                    const rundir_pos *r = rundir_pos_at(g->runs[i], L, pos);
+                    if (r)
+                        stat_add(&a, r->acc);
+                }
+                if (a.n)
+                    fprintf(f, "%s\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
+                            a.n, stat_mean(&a), a.min, a.max);
+            }
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* cost.tsv: per model and measured length, the medians over seeds (timings are noisy;
+ * one slow run does not move a median). */
+static int write_cost(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tlen\tseeds\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq\n");
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        double *tr = c->scratch, *fl = tr + g->n, *de = fl + g->n;
+        for (size_t k = 0; k < g->ncost_lens; k++) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < g->n; i++) {
+                const rundir_cost *r = rundir_cost_at(g->runs[i], g->cost_lens[k]);
+                if (r) {
+                    tr[cnt] = r->train_ms;
+                    fl[cnt] = r->flops;
+                    de[cnt] = r->decode_ms;
+                    cnt++;
+                }
+            }
+            if (cnt)
+                fprintf(f, "%s\t%zu\t%zu\t%.6g\t%.6g\t%.6g\n", g->name, g->cost_lens[k], cnt,
+                        stat_median(tr, cnt), stat_median(fl, cnt), stat_median(de, cnt));
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* The reach of run r: the longest evaluated length from its shortest training length on
+ * up to which every evaluated length has a token accuracy of at least SUMMARY_REACH_ACC
+ * (0 when the shortest trained length has not). Lengths below the training range are
+ * left out: shorter than anything trained is a question of its own (an LSTM trained on
+ * 4:32 copies 2 symbols worse than 30). */
+static double reach(const rundir *r)
+{
+    size_t L = 0, k = 0;
+    while (k < r->n_eval && r->eval[k].len < r->cfg.train_min)
+        k++;
+    for (; k < r->n_eval && r->eval[k].token_acc >= SUMMARY_REACH_ACC; k++)
+        L = r->eval[k].len;
+    return (double)L;
+}
+
+/* capacity.tsv: per group, its size and how far it copies (the reach over seeds), and
+ * its token accuracy at the longest training length; `setups` counts the groups of its
+ * model (a sweep when above 1). The setups of one model (neighbours in c->g) are listed
+ * from the fewest parameters to the most, whatever the order of the runs, so that the
+ * figure joins them along the size axis. */
+static int write_capacity(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    size_t *order = malloc(c->ng * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t m = 0; m < c->ng; m++) {
+        size_t j = m; /* insertion: moves only past smaller setups of the same model */
+        while (j > 0 && summary_same_model(c, order[j - 1], m) &&
+               c->g[order[j - 1]].runs[0]->params > c->g[m].runs[0]->params) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = m;
+    }
+    fprintf(f, "model\tbase\tsetups\tparams\tseeds\treach_median\treach_min\t"
+               "reach_max\ttok_train_max_mean\ttok_train_max_min\ttok_train_max_max\n");
+    for (size_t k = 0; k < c->ng; k++) {
+        const size_t m = order[k];
+        const model_group *g = &c->g[m];
+        const config *cfg = &g->runs[0]->cfg;
+        const size_t setups = summary_setups(c, m);
+        double *v = c->scratch;
+        stat_acc tok = {0};
+        for (size_t i = 0; i < g->n; i++) {
+            v[i] = reach(g->runs[i]);
+            const rundir_eval *e = rundir_eval_at(g->runs[i], cfg->train_max);
+            if (e)
+                stat_add(&tok, e->token_acc);
+        }
+        const double med = stat_median(v, g->n);
+        fprintf(f, "%s\t%s\t%zu\t%.0f\t%zu\t%g\t%g\t%g", g->name, cfg->model, setups,
+                g->runs[0]->params, g->n, med, v[0], v[g->n - 1]);
+        if (tok.n)
+            fprintf(f, "\t%.6f\t%.6f\t%.6f\n", stat_mean(&tok), tok.min, tok.max);
+        else
+            fprintf(f, "\tnan\tnan\tnan\n");
+    }
+    free(order);
+    return ferror(f) ? -1 : 0;
+}
+
+/* summary.tsv: per model and selected length (choose_lengths), the headline numbers. */
+static int write_summary(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tparams\tseeds\ttrain_seconds_mean\tlen\ttoken_mean\ttoken_sd\tseq_mean\t"
+               "seq_sd\n");
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        stat_acc secs = train_seconds(g);
+        for (size_t k = 0; k < c->nsel; k++) {
+            stat_acc tok, seq;
+            if (acc_at(g, c->sel[k], &tok, &seq))
+                fprintf(f, "%s\t%.0f\t%zu\t%.1f\t%zu\t%.4f\t%.4f\t%.4f\t%.4f\n", g->name,
+                        g->runs[0]->params, g->n, stat_mean(&secs), c->sel[k],
+                        stat_mean(&tok), stat_sd(&tok), stat_mean(&seq), stat_sd(&seq));
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* Prints the summary for people: one row per model, accuracy ± sd at selected lengths. */
+static void print_summary(FILE *f, const summary_ctx *c)
+{
+    fprintf(f, "\n%-18s %9s %5s %9s", "model", "params", "seeds", "train s");
+    for (size_t k = 0; k < c->nsel; k++)
+        fprintf(f, "   tok@%-4zu      seq@%-4zu     ", c->sel[k], c->sel[k]);
+    fputc('\n', f);
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        stat_acc secs = train_seconds(g);
+        fprintf(f, "%-18s %9.0f %5zu %9.1f", g->name, g->runs[0]->params, g->n,
+                stat_mean(&secs));
+        for (size_t k = 0; k < c->nsel; k++) {
+            stat_acc tok, seq;
+            if (acc_at(g, c->sel[k], &tok, &seq))
+                fprintf(f, "   %.3f±%.3f   %.3f±%.3f", stat_mean(&tok), stat_sd(&tok),
+                        stat_mean(&seq), stat_sd(&seq));
+            else
+                fprintf(f, "   %11s   %11s", "-", "-");
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
+/* The evaluated length closest to target. */
+static size_t closest(const size_t *v, size_t n, double target)
+{
+    size_t best = v[0];
+    for (size_t i = 1; i < n; i++)
+        if (fabs((double)v[i] - target) < fabs((double)best - target))
+            best = v[i];
+    return best;
+}
+
+/* Adds L to set (n entries, at most max) unless present. */
+static void add_unique(size_t *set, size_t *n, size_t max, size_t L)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (set[i] == L)
+            return;
+    if (*n < max)
+        set[(*n)++] = L;
+}
+
+/* Chooses the lengths the summary table and the positions figure show, from the
+ * evaluated lengths and the training range of the first run. */
+static void choose_lengths(summary_ctx *c)
+{
+    /* lengths worth a column: the shortest, the longest trained, twice that, the longest */
+    const config *cfg = &c->g[0].runs[0]->cfg;
+    add_unique(c->sel, &c->nsel, 4, c->lens[0]);
+    add_unique(c->sel, &c->nsel, 4, closest(c->lens, c->nlens, (double)cfg->train_max));
+    add_unique(c->sel, &c->nsel, 4, closest(c->lens, c->nlens, 2.0 * (double)cfg->train_max));
+    add_unique(c->sel, &c->nsel, 4, c->lens[c->nlens - 1]);
+    qsort(c->sel, c->nsel, sizeof *c->sel, cmp_size);
+    add_unique(c->poslens, &c->nposlens, 3, closest(c->lens, c->nlens, cfg->train_max / 2.0));
+    add_unique(c->poslens, &c->nposlens, 3, closest(c->lens, c->nlens, (double)cfg->train_max));
+    add_unique(c->poslens, &c->nposlens, 3, c->lens[c->nlens - 1]);
+}
+
+/* Writes the tables, then hands the figures and the page to report.c. A figure that
+ * failed is an error, but only after the page shows every figure that was drawn. */
+static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *err,
+                         size_t errn)
+{
+    const char **names = malloc(2 * c->ng * sizeof *names), **runs = names + c->ng;
+    if (!names) {
+        snprintf(err, errn, "out of memory");
+        return -1;
+    }
+    report_facts fx = {.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng, .models = names,
+                       .runs = runs, .position_lengths = c->poslens,
+                       .n_position_lengths = c->nposlens};
+    for (size_t m = 0; m < c->ng; m++) {
+        names[m] = c->g[m].name;
+        runs[m] = c->g[m].runs[0]->dir; /* the first run's trace stands for the group */
+        if (c->g[m].n > fx.seeds)
+            fx.seeds = c->g[m].n;
+        fx.have_cost |= c->g[m].ncost_lens > 0;
+        for (size_t i = 0; i < c->g[m].n; i++)
+            fx.have_val |= c->g[m].runs[i]->has_val;
+        fx.have_sweep |= summary_setups(c, m) > 1;
+    }
+    int rc = -1;
+    if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, &fx, err, errn) != 0 ||
+        afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
+        afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
+        afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||
+        afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
+        afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||
+        afile_write(out, "budget_at.tsv", summary_write_budget_at, c, err, errn) ||
+        afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
+        afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
+        afile_write(out, "summary.tsv", write_summary, c, err, errn) ||
+        report_write_vars(out, &fx, err, errn) || report_copy_traces(out, &fx, err, errn))
+        goto done;
+    print_summary(f, c);
+    summary_print_convergence(f, c);
+    report_drawn drawn;
+    char why[1024];
+    const int figures = report_draw(out, &fx, &drawn, f, why, sizeof why);
+    if (report_write_page(out, &fx, &drawn, err, errn) != 0)
+        goto done;
+    char shown[AFILE_PATH_MAX];
+    fprintf(f, "report:  %s/%s\n", rundir_printable(out, shown, sizeof shown),
+            report_page_name());
+    if (figures != 0) {
+        snprintf(err, errn, "%s", why);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(names);
+    return rc;
+}
+
+/* Prints "attnlab report: skipping DIR: WHY" on stderr, both made printable. */
+static void say_skipped(const char *dir, const char *why)
+{
+    static char a[AFILE_PATH_MAX], b[2 * AFILE_PATH_MAX];
+    fprintf(stderr, "attnlab report: skipping %s: %s\n", rundir_printable(dir, a, sizeof a),
+            rundir_printable(why, b, sizeof b));
+}
+
+/* Gathers what the tables show: every evaluated length, each group's steps and cost
+ * lengths, and room for the cost medians. Returns 0, or -1 when memory runs out. */
+static int gather_keys(summary_ctx *c, rundir *rd, size_t loaded)
+{
+    rundir **all = malloc(loaded * sizeof *all);
+    if (!all)
+        return -1;
+    for (size_t i = 0; i < loaded; i++)
+        all[i] = &rd[i];
+    c->nlens = distinct_values(all, loaded, KEY_EVAL_LEN, &c->lens);
+    free(all);
+    if (c->nlens == (size_t)-1)
+        return -1;
+    size_t most = 1;
+    for (size_t m = 0; m < c->ng; m++) {
+        model_group *g = &c->g[m];
+        g->nsteps = distinct_values(g->runs, g->n, KEY_STEP, &g->steps);
+        g->ncost_lens = distinct_values(g->runs, g->n, KEY_COST_LEN, &g->cost_lens);
+        if (g->nsteps == (size_t)-1 || g->ncost_lens == (size_t)-1)
+            return -1;
+        most = g->n > most ? g->n : most;
+    }
+    c->scratch = malloc(6 * most * sizeof *c->scratch);
+    return c->scratch ? 0 : -1;
+}
+
+int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, char *err,
+                   size_t errn)
+{
+    summary_ctx *c = calloc(1, sizeof *c);
+    rundir *rd = calloc(n ? n : 1, sizeof *rd);
+    int rc = -1;
+    size_t loaded = 0;
+    if (!c || !rd)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        char why[1024];
+        if (rundir_load(&rd[loaded], runs[i], why, sizeof why) != 0) {
+            say_skipped(runs[i], why);
+            continue;
+        }
+        if (summary_add_run(c, &rd[loaded++]) != 0)
+            goto oom;
+    }
+    if (loaded == 0) {
+        snprintf(err, errn, "no finished run to report (each needs config.tsv, build.tsv, "
+                 "train_log.tsv, eval.tsv with at least one row and eval_positions.tsv)");
+        goto done;
+    }
+    if (summary_name_groups(c, err, errn) != 0)
+        goto done;
+    /* stable order of models for every table and figure */
+    for (size_t i = 1; i < c->ng; i++)
+        for (size_t j = i; j > 0 && summary_group_rank(&c->g[j]) < summary_group_rank(&c->g[j - 1]); j--) {
+            model_group tmp = c->g[j];
+            c->g[j] = c->g[j - 1];
+            c->g[j - 1] = tmp;
+        }
+    if (gather_keys(c, rd, loaded) != 0)
+        goto oom;
+    if (c->nlens == 0) {
+        snprintf(err, errn, "the runs hold no evaluation lengths");
+        goto done;
+    }
+    choose_lengths(c);
+    rc = write_outputs(c, out, f, err, errn);
+    goto done;
+oom:
+    snprintf(err, errn, "out of memory");
+done:
+    if (c) {
+        for (size_t m = 0; m < c->ng; m++) {
+            free(c->g[m].runs);
+            free(c->g[m].steps);
+            free(c->g[m].cost_lens);
+        }
+        free(c->g);
+        free(c->lens);
+        free(c->scratch);
+    }
+    if (rd)
+        for (size_t i = 0; i < loaded; i++)
+            rundir_free(&rd[i]);
+    free(rd);
+    free(c);
+    return rc;
+}
+
+const char *summary_plots_dir(void)
+{
+    return report_plots_dir();
+}

@@ -1,0 +1,142 @@
+/* summary_group.h — what the tables of a comparison are computed from: the runs grouped
+ * by setup, and statistics over a group's seeds (internal to summary: prefix stat_ for
+ * the statistics, summary_ for the grouping of summary_group.c and the tables of
+ * summary_train.c).
+ *
+ * summary_group.c groups the runs by setup and names the groups; summary.c writes the
+ * evaluation tables; summary_train.c writes the tables of training (curves, budget,
+ * convergence). They share the groups through this header only.
+ */
+#ifndef ATTNLAB_SUMMARY_GROUP_H
+#define ATTNLAB_SUMMARY_GROUP_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rundir.h"
+
+/* Room for a group's name: the model and every setting that differs, "name=value" each
+ * (about 40 settings, none longer than 80 characters written out). */
+#define GROUP_NAME_MAX 4096
+
+/* The token accuracy a length counts as copied at (capacity.tsv's reach). */
+#define SUMMARY_REACH_ACC 0.99
+
+/* ---- statistics over seeds ------------------------------------------------------------ */
+
+/* One statistic over the runs of a group, accumulated value by value. */
+typedef struct stat_acc {
+    size_t n;          /* values added */
+    double sum, sumsq; /* Σ v and Σ v² */
+    double min, max;   /* extremes (valid once n > 0) */
+} stat_acc;
+
+static inline void stat_add(stat_acc *s, double v)
+{
+    if (s->n == 0 || v < s->min)
+        s->min = v;
+    if (s->n == 0 || v > s->max)
+        s->max = v;
+    s->n++;
+    s->sum += v;
+    s->sumsq += v * v;
+}
+
+static inline double stat_mean(const stat_acc *s)
+{
+    return s->n ? s->sum / (double)s->n : NAN;
+}
+
+/* Sample standard deviation (n − 1), 0 for a single run. */
+static inline double stat_sd(const stat_acc *s)
+{
+    if (s->n < 2)
+        return 0.0;
+    double m = stat_mean(s), var = (s->sumsq - (double)s->n * m * m) / (double)(s->n - 1);
+    return var > 0 ? sqrt(var) : 0.0;
+}
+
+static inline int stat_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the n > 0 values in v (sorted in place). */
+static inline double stat_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, stat_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---- the groups ----------------------------------------------------------------------- */
+
+/* The runs of one setup: its seeds, and the keys its tables show. */
+typedef struct model_group {
+    char name[GROUP_NAME_MAX]; /* as tables and figures show it, one word */
+    rundir **runs;             /* (n) in the order given; cap allocated */
+    size_t n, cap;
+    size_t *steps, nsteps;         /* train_log.tsv's steps over its runs, ascending */
+    size_t *cost_lens, ncost_lens; /* cost.tsv's lengths over its runs, ascending */
+} model_group;
+
+/* The comparison: its groups in table order, and the lengths its tables show. */
+typedef struct summary_ctx {
+    model_group *g; /* (ng) cap allocated */
+    size_t ng, cap;
+    size_t *lens, nlens;         /* every evaluated length, all models, ascending */
+    size_t sel[4], nsel;         /* lengths for the summary table */
+    size_t poslens[3], nposlens; /* lengths of the positions figure */
+    double *scratch;             /* 6 · (the most runs of a group): medians over seeds */
+} summary_ctx;
+
+/* ---- grouping runs by setup (summary_group.c) ----------------------------------------- */
+
+/* Adds run r to the group of its setup, opening a group for a new setup; both arrays
+ * grow as needed. Returns 0, or -1 when memory runs out. */
+int summary_add_run(summary_ctx *c, rundir *r);
+
+/* Names each group by its model; when one model has several setups, every one of them
+ * adds the settings in which that model's setups differ (e.g. "lstm:hidden=64" and
+ * "lstm:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
+ * is a registered model name or a setting config_set accepted, so a name holds only
+ * letters, digits and _.:=,+- (report_write_vars checks it again). Returns 0, or -1 with
+ * a line in err when a name does not fit GROUP_NAME_MAX (it always does: see there). */
+int summary_name_groups(summary_ctx *c, char *err, size_t errn);
+
+/* Where a group stands in the tables: its model's place in the registry. */
+size_t summary_group_rank(const model_group *g);
+
+/* Are groups a and b of c setups of one model? */
+int summary_same_model(const summary_ctx *c, size_t a, size_t b);
+
+/* How many groups of c are setups of group m's model (m included): above 1, a
+ * sweep. */
+size_t summary_setups(const summary_ctx *c, size_t m);
+
+/* ---- the tables of training (summary_train.c) ----------------------------------------- */
+
+/* curves.tsv: per group and logged step, training loss and teacher-forced accuracy and
+ * the validation loss over the seeds that logged that step. p is a summary_ctx. */
+int summary_write_curves(FILE *f, const void *p);
+
+/* budget.tsv: per group and logged step, the validation scores over seeds against steps
+ * and seconds (a run that stopped early is carried at its last validation). */
+int summary_write_budget(FILE *f, const void *p);
+
+/* convergence.tsv: per group, how its runs ended and the steps and seconds to their best
+ * validation (median and range over seeds). */
+int summary_write_convergence(FILE *f, const void *p);
+
+/* budget_at.tsv: per group, measure (val_token_acc at 0.9, 0.99, 0.999; val_seq_acc_max,
+ * the whole-sequence accuracy at the longest trained length, at 0.5 and 0.9) and level,
+ * the steps, training seconds and analytic FLOPs to the first validation at or above the
+ * level, median and range over seeds; a run that never reached it counts as more than
+ * its last validation ("> N"), and a statistic that falls on such a run is written so. */
+int summary_write_budget_at(FILE *f, const void *p);
+
+/* Prints the convergence table for people (nothing when no run recorded its stop). */
+void summary_print_convergence(FILE *f, const summary_ctx *c);
+
+#endif
