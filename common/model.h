@@ -194,6 +194,16 @@ int model_open_call(const char *who, int *has_forward, model_sizes cap, model_si
 int model_open_backward(const char *who, int has_forward, model_sizes last, size_t V,
                         const batch *b);
 
+/* The close of every forward whose rows are time-major (row t·B + b): the mean
+ * cross-entropy of logits (Tt·B, V) against the targets tgt (Tt·B), its gradient
+ * (softmax − onehot)/(Tt·B) written into dlogits (Tt·B, V) for backward, and, when pred
+ * is not NULL, the argmax of each row into pred_tm (Tt·B) and from there into pred
+ * (B, Tt) batch-major. Then records call as the sizes of the last forward (*last) and
+ * marks it whole (*has_forward = 1): backward may differentiate it. Returns the loss. */
+double model_close_forward(const gsl_matrix *logits, const int *tgt, gsl_matrix *dlogits,
+                           int *pred_tm, int *pred, model_sizes call, model_sizes *last,
+                           int *has_forward);
+
 /* Fills the (rows, cols) matrix x, row by row, with draws from U(−k, k) (op_uniform): the
  * initialisation of PyTorch's recurrent and linear layers. x must be contiguous (an arena
  * view is). */
