@@ -155,8 +155,9 @@ void cmd_eval_help(void)
         "target is shown when the file holds that source.\n"
         "\n"
         "Examples:\n"
-        "  attnlab eval --checkpoint runs/lstm/model.ckpt --lengths 4:64:4 --samples 512\n"
-        "  echo '3 1 4 1 5 9 2 6' | attnlab eval --checkpoint runs/lstm/model.ckpt --input -\n");
+        "  attnlab eval --checkpoint runs/%s/model.ckpt --lengths 4:64:4 --samples 512\n"
+        "  echo '3 1 4 1 5 9 2 6' | attnlab eval --checkpoint runs/%s/model.ckpt --input -\n",
+        model_registry[0]->name, model_registry[0]->name);
 }
 
 /* The longest --input line read: far beyond max_len symbols of 64 bytes each. A longer
@@ -381,6 +382,30 @@ int cmd_eval(int argc, char **argv)
 
 /* ---- attnlab gradcheck ----------------------------------------------------------------- */
 
+/* Prints a model's variant (key=value ..., model.h) as the flags that set it: " --KEY
+ * VALUE" each, the switch alone for a boolean set to 1. */
+static void print_setting_flags(const char *variant)
+{
+    char key[CONFIG_STR_MAX], flag[CONFIG_STR_MAX];
+    for (const char *p = variant; *p;) {
+        const size_t len = strcspn(p, " "), k = strcspn(p, "=");
+        const config_field *f = NULL;
+        if (k < len && k < sizeof key) {
+            memcpy(key, p, k);
+            key[k] = '\0';
+            f = config_find(key);
+        }
+        if (f) {
+            config_flag_name(f, flag, sizeof flag);
+            if (f->type == CFG_BOOL && len - k == 2 && p[k + 1] == '1')
+                printf(" --%s", flag);
+            else
+                printf(" --%s %.*s", flag, (int)(len - k - 1), p + k + 1);
+        }
+        p += len + (p[len] == ' ');
+    }
+}
+
 void cmd_gradcheck_help(void)
 {
     printf(
@@ -401,11 +426,14 @@ void cmd_gradcheck_help(void)
         "               gradcheck sets to 16)\n"
         "  --stride N   check every N-th entry of each tensor (default 1: all)\n"
         "\n"
-        "Examples:\n"
-        "  attnlab gradcheck --model lstm\n"
-        "  attnlab gradcheck --model rnn_attention --cell lstm\n"
-        "  attnlab gradcheck --model transformer --post-ln --pos learned\n",
+        "Examples (each model, with its first variant):\n",
         GRADCHECK_H, GRADCHECK_TINY, GRADCHECK_TOL);
+    for (size_t k = 0; model_registry[k]; k++) {
+        const char *const *v = model_registry[k]->variants;
+        printf("  attnlab gradcheck --model %s", model_registry[k]->name);
+        print_setting_flags(v && v[0] && v[1] ? v[1] : "");
+        printf("\n");
+    }
 }
 
 /* The small sizes of a gradient check: the harness's here, the model's from its ops. */
@@ -514,15 +542,20 @@ void cmd_attention_help(void)
     printf(
         "Usage: attnlab attention --checkpoint FILE --input \"3 1 4 1 5 9 2 6\" [--out DIR]\n"
         "\n"
-        "Decodes one source sequence greedily and prints what the model looked at:\n"
-        "  rnn_attention  the alignment α (target steps x source steps): row t is the\n"
-        "                 softmax over the encoder states when emitting output t\n"
-        "  transformer    every layer and head of encoder self-attention, masked decoder\n"
-        "                 self-attention and encoder-decoder (cross) attention\n"
-        "  lstm           no attention: its gates (input, forget, output) and cell state\n"
-        "                 over the steps, the LSTM's own way of choosing what to keep\n"
+        "Decodes one source sequence greedily and prints the matrices its model records:\n"
+        "attention maps (row t: where output t looked), or for a model without attention\n"
+        "its gates and cell state over the steps. What each model records (the names of\n"
+        "its matrices, and the figure of a report drawn from them):\n");
+    for (size_t k = 0; model_registry[k]; k++) {
+        const model_trace_kind *t = model_registry[k]->traces;
+        printf("  %-14s", model_registry[k]->name);
+        for (size_t i = 0; t && t[i].prefix; i++)
+            printf("%s%s* (%s)", i ? ",\n                 " : " ", t[i].prefix, t[i].figure);
+        printf("%s\n", t && t[0].prefix ? "" : " nothing");
+    }
+    printf(
         "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
-        "checkpoint), labelled with tokens, ready for plots/attention.gp. A model trained\n"
+        "checkpoint), labelled with tokens, ready for the scripts of plots/. A model trained\n"
         "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
         "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
         "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"
@@ -612,9 +645,9 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     if (!t)
         return args_run_error("%s", err);
     const size_t Tt = task_target_len(t, Ts), V = m->cfg.symbols;
-    /* labels for every axis a model may use: tokens, units (up to the widest state),
-     * or steps of an encoder and a decoder */
-    size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
+    /* labels for every axis a model may use: tokens, units (as many as its ops say its
+     * trace sends), or steps of an encoder and a decoder */
+    size_t nidx = m->ops->trace_units ? m->ops->trace_units(&m->cfg) : 0;
     nidx = (nidx > Ts + Tt ? nidx : Ts + Tt) + 2;
     int *out = malloc(Tt * sizeof *out);
     trace_ctx c = {0};
