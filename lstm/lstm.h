@@ -207,8 +207,8 @@ typedef struct lstm_params {
 typedef struct lstm_state {
     carve_block blk;        /* the two blocks every array below lies in */
     model_sizes cap;        /* the largest batch and lengths reserved for */
-    size_t B, Ts, Tt;       /* sizes of the last forward, decode or trace */
-    int has_forward;        /* 1 while the arrays hold a whole forward of (B, Ts, Tt): what
+    model_sizes last;       /* sizes of the last forward */
+    int has_forward;        /* 1 while the arrays hold a whole forward of last: what
                                backward differentiates (a decode reuses the same arrays) */
     double *P, *dP;         /* (2·(V+1), 4H) encoder table, then decoder table */
     double *Act, *dPre;     /* ((Ts+Tt)·B, 4H) gates, gradients of the pre-activations */

@@ -77,17 +77,9 @@ double lstm_forward(model *mm, const batch *b, int *pred)
     /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
     lstm_output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
 
-    /* mean cross-entropy over the B·Tt targets; its gradient (softmax − onehot)/(B·Tt)
-     * is formed here, while the exponentials are at hand, and kept for backward */
-    double loss = op_cross_entropy(&v.logits.matrix, s->tgt, &v.dlogits.matrix,
-                                   pred ? s->pred : NULL);
-    if (pred)
-        op_tokens_batch_major(pred, s->pred, B, Tt);
-    s->B = B;
-    s->Ts = Ts;
-    s->Tt = Tt;
-    s->has_forward = 1;
-    return loss;
+    /* mean cross-entropy over the B·Tt targets, its gradient kept for backward */
+    return model_close_forward(&v.logits.matrix, s->tgt, &v.dlogits.matrix, s->pred, pred,
+                               (model_sizes){B, Ts, Tt}, &s->last, &s->has_forward);
 }
 
 /* Refuses (GSL error, -1), writing no gradient, unless the last call was a forward that
@@ -97,8 +89,7 @@ int lstm_backward(model *mm, const batch *b)
     lstm_model *m = (lstm_model *)mm;
     lstm_state *s = &m->s;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden;
-    if (model_open_backward("lstm backward", s->has_forward, (model_sizes){s->B, s->Ts, s->Tt},
-                            config_vocab(&mm->cfg), b) != 0)
+    if (model_open_backward("lstm backward", s->has_forward, s->last, config_vocab(&mm->cfg), b) != 0)
         return -1;
     lstm_views v;
     lstm_make_views(&v, m, B, Ts, Tt);

@@ -153,10 +153,8 @@ const rnnattn_cell *rnnattn_cell_of(const config *c);
 typedef struct rnnattn_state {
     carve_block blk; /* (nd) doubles and (ni) ints: every array below */
     model_sizes cap; /* batch size and lengths reserved (0 before the first reserve) */
-    size_t B;        /* batch size of the last forward, decode or trace */
-    size_t Ts;       /* its source length */
-    size_t Tt;       /* its target length */
-    int has_forward; /* 1 while the arrays hold a whole forward of (B, Ts, Tt): what
+    model_sizes last; /* sizes of the last forward */
+    int has_forward; /* 1 while the arrays hold a whole forward of last: what
                         backward differentiates (a decode reuses the same arrays) */
 
     double *Xe;     /* (Ts·B, E)            embedded source */

@@ -381,10 +381,20 @@ static void rnnattn_gradcheck_sizes(config *c)
 /* The GRU cell (the default) and the LSTM cell of the controlled experiment. */
 static const char *const rnnattn_variants[] = {"", "cell=lstm", NULL};
 
+/* What rnnattn_trace sends: the alignment, drawn by plots/attention.gp. */
+static const model_trace_kind rnnattn_traces[] = {
+    {"alignment", "attention_rnn", MODEL_TRACE_ATTENTION, 0,
+     "Additive attention: row t is where output t looked; copying gives a diagonal.",
+     "加性注意力：第 t 行是输出 t 看向哪里；复制任务给出一条对角线。"},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
 const model_ops rnnattn_ops = {
     .name = "rnn_attention",
     .about = "GRU encoder-decoder with additive attention (Bahdanau et al. 2015); "
              "--cell lstm for the LSTM ablation",
+    .title = "RNN with attention",
+    .attends = 1,
     .defaults = rnnattn_defaults,
     .check = rnnattn_check,
     .alloc = rnnattn_alloc,
@@ -399,4 +409,5 @@ const model_ops rnnattn_ops = {
     .flops = rnnattn_flops,
     .gradcheck_sizes = rnnattn_gradcheck_sizes,
     .variants = rnnattn_variants,
+    .traces = rnnattn_traces,
 };

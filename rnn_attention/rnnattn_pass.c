@@ -13,7 +13,7 @@
  * leaves what sums over steps (weight gradients, the encoder states' share of the
  * attention) to one GEMM each after the step loop.
  *
- * Invariant: the sizes of the last forward are in m->s (B, Ts, Tt), has_forward = 0 when
+ * Invariant: the sizes of the last forward are in m->s.last, has_forward = 0 when
  * the arrays hold no forward (none yet, or a decode since); backward differentiates only
  * a forward of the same sizes. Every entry point checks its sizes against the reservation
  * and its tokens against the vocabulary before it writes anything (model_open_call,
@@ -114,17 +114,9 @@ double rnnattn_forward(model *mm, const batch *b, int *pred)
     /* logits (Tt·B,V) = out.W [s_t; c_t] + out.b for every step at once */
     rnnattn_output_forward(&v.logits.matrix, &v.S_out.matrix, &v.C.matrix, &m->w);
 
-    /* mean cross-entropy over the B·Tt targets; its gradient (softmax − onehot)/(Tt·B)
-     * is formed here, while the logits are at hand, and kept for backward */
-    double loss = op_cross_entropy(&v.logits.matrix, s->tgt, &v.dlogits.matrix,
-                                   pred ? s->pred : NULL);
-    if (pred)
-        op_tokens_batch_major(pred, s->pred, B, Tt);
-    s->B = B;
-    s->Ts = Ts;
-    s->Tt = Tt;
-    s->has_forward = 1;
-    return loss;
+    /* mean cross-entropy over the B·Tt targets, its gradient kept for backward */
+    return model_close_forward(&v.logits.matrix, s->tgt, &v.dlogits.matrix, s->pred, pred,
+                               (model_sizes){B, Ts, Tt}, &s->last, &s->has_forward);
 }
 
 /* Backward of the last forward, in the reverse order of its lines: the output layer for
@@ -139,7 +131,7 @@ int rnnattn_backward(model *mm, const batch *b)
     rnnattn_params *g = &m->g;
     const size_t B = b->B, Ts = b->Ts, Tt = b->Tt, H = mm->cfg.hidden, E = mm->cfg.embed;
     if (model_open_backward("rnn_attention backward", s->has_forward,
-                            (model_sizes){s->B, s->Ts, s->Tt}, config_vocab(&mm->cfg), b) != 0)
+                            s->last, config_vocab(&mm->cfg), b) != 0)
         return -1;
     rnnattn_views v;
     rnnattn_make_views(&v, m, B, Ts, Tt);

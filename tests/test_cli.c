@@ -418,7 +418,7 @@ START_TEST(defaults_come_from_the_registry)
     snprintf(text, sizeof text, "--model              model to train (see `attnlab help "
              "models`) (default %s)\n", first);
     ck_assert_msg(strstr(r.out, text), "train --help lacks '%s'", text);
-    ck_assert_ptr_nonnull(strstr(r.out, "--d-model            transformer width D (default "));
+    ck_assert_ptr_nonnull(strstr(r.out, "--d-model            model width D of attention-only layers (default "));
     ck_assert_ptr_nonnull(strstr(r.out, "--hidden             recurrent state width H (default "));
     cli_run(&r, NULL, (const char *const[]){"compare", "--help", NULL});
     snprintf(text, sizeof text,

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/cli/report.h"
 #include "reportutil.h"
 #include "testutil.h"
 
@@ -157,6 +158,71 @@ START_TEST(page_in_chinese)
 }
 END_TEST
 
+/* ---- what the models' ops tell the page ---------------------------------------------------- */
+
+/* Two models the registry does not hold, known to the page only by their ops: one that
+ * carries the source in one state (its title heads the page), one that attends and
+ * sends matrices named look* to the figure attention_rnn. */
+static const model_trace_kind looker_kinds[] = {
+    {"look", "attention_rnn", MODEL_TRACE_ATTENTION, 1, "Looker: row t is where it looked.",
+     "Looker 的注意力。"},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+static const model_ops plain_ops = {.name = "plain", .title = "Plain Recurrence"};
+static const model_ops looker_ops = {.name = "looker", .attends = 1, .traces = looker_kinds};
+
+/* The title, the heat map, the tables of weights (masked as the kind says) and the
+ * caption's sentence all come from the ops of the models shown, not from their names. */
+START_TEST(page_follows_the_models_ops)
+{
+    char base[RU_PATH], out[RU_PATH + 8], path[RU_PATH + 64], err[512];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(out, sizeof out, "%s/out", base);
+    ru_fmt(path, sizeof path, "%s/figures", out);
+    ru_mkdir_p(path);
+    ru_fmt(path, sizeof path, "%s/trace/looker", out);
+    ru_mkdir_p(path);
+    /* a PNG as far as the page reads one: the signature and IHDR, 3 x 2 pixels */
+    static const unsigned char png[33] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+                                          0, 0, 0, 13, 'I', 'H', 'D', 'R', 0, 0, 0, 3,
+                                          0, 0, 0, 2};
+    ru_fmt(path, sizeof path, "%s/figures/attention_rnn.png", out);
+    ru_spit(path, (const char *)png, sizeof png);
+    static const char look[] = "tgt\\src\t3\t1\n5\t0.25\t0.75\n9\t0.5\t0.5\n";
+    ru_fmt(path, sizeof path, "%s/trace/looker/look.l0.h0.tsv", out);
+    ru_spit(path, look, strlen(look));
+    config c;
+    config_defaults(&c);
+    const char *const models[] = {"plain", "looker"}, *const runs[] = {base, base};
+    const model_ops *const ops[] = {&plain_ops, &looker_ops};
+    const report_facts fx = {.cfg = &c, .n_models = 2, .models = models, .runs = runs,
+                             .ops = ops, .seeds = 1};
+    report_drawn d = {.n = 1};
+    d.fig[0].name = "attention_rnn";
+    d.fig[0].caption = "The figure.";
+    d.fig[0].caption_zh = "图。";
+    report_set_lang(REPORT_EN);
+    ck_assert_msg(report_write_page(out, &fx, &d, err, sizeof err) == 0, "%s", err);
+    ru_fmt(path, sizeof path, "%s/report.html", out);
+    char *html = ru_slurp_all(path, NULL);
+    ck_assert_ptr_nonnull(html);
+    ck_assert_msg(strstr(html, "<h1>Why attention replaced the Plain Recurrence: 2 models"),
+                  "the title does not come from the ops (title, attends)");
+    ck_assert_msg(strstr(html, "<img class=\"heat\" width=\"3\" height=\"2\" "
+                               "alt=\"attention_rnn\""),
+                  "a figure a model's trace feeds is not a heat map");
+    ck_assert_msg(strstr(html, "(row 2) → key 1 (column 2): 0.5000\">"),
+                  "the weights of look* are not shown");
+    ck_assert_msg(strstr(html, "<td class=\"x\"") && !strstr(html, "0.7500"),
+                  "the kind is masked, its table is not");
+    ck_assert_msg(strstr(html, "<figcaption>The figure. Looker: row t is where it looked."
+                               "</figcaption>"),
+                  "the caption lacks the model's own sentence");
+    free(html);
+    ru_remove_tree(base);
+}
+END_TEST
+
 /* ---- a language the page is not written in is a usage error ------------------------------ */
 
 START_TEST(unknown_language_refused)
@@ -257,6 +323,9 @@ Suite *make_page_suite(void)
     } else {
         printf("gnuplot not found: the page's figures are not checked\n");
     }
+    TCase *ops = tcase_create("ops");
+    tcase_add_test(ops, page_follows_the_models_ops);
+    suite_add_tcase(s, ops);
     TCase *lang = tcase_create("lang");
     tcase_add_loop_test(lang, unknown_language_refused, 0, 4);
     suite_add_tcase(s, lang);

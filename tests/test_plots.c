@@ -626,7 +626,8 @@ START_TEST(page_shows_only_the_figures_drawn)
     ru_fmt(path, sizeof path, "%s/report.html", out);
     char *html = ru_slurp(path, NULL);
     ck_assert_ptr_nonnull(html);
-    ck_assert_msg(strstr(html, "Cost against length") && strstr(html, "LSTM gate activations"),
+    ck_assert_msg(strstr(html, "Cost against length") &&
+                      strstr(html, "Gate activations (input, forget, output)"),
                   "the first page lacks the cost and gates figures");
     free(html);
 
@@ -635,7 +636,8 @@ START_TEST(page_shows_only_the_figures_drawn)
     html = ru_slurp(path, NULL);
     ck_assert_ptr_nonnull(html);
     ck_assert_msg(!strstr(html, "Cost against length"), "the page shows an old cost figure");
-    ck_assert_msg(!strstr(html, "LSTM gate activations"), "the page shows old gates");
+    ck_assert_msg(!strstr(html, "Gate activations (input, forget, output)"),
+                  "the page shows old gates");
     ck_assert_msg(strstr(html, "Token and whole-sequence accuracy"), "the page lacks accuracy");
     free(html);
     /* the old trace copy is gone, so no figure is drawn from it; old figures stay */

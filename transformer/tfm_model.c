@@ -461,10 +461,28 @@ static void tfm_gradcheck_sizes(config *c)
 /* Both layer-norm orders, and the three kinds of positions. */
 static const char *const tfm_variants[] = {"", "post_ln=1", "pos=learned", "pos=none", NULL};
 
+/* What tfm_trace sends: every layer and head of the three attentions (KIND.lL.hJ), each
+ * kind a figure of plots/attention.gp. */
+static const model_trace_kind tfm_traces[] = {
+    {"enc_self.", "attention_enc_self", MODEL_TRACE_ATTENTION, 0,
+     "Transformer encoder self-attention: every position sees every position.",
+     "Transformer 编码器自注意力：每个位置都能看到每个位置。"},
+    {"dec_self.", "attention_dec_self", MODEL_TRACE_ATTENTION, 1,
+     "Masked decoder self-attention: the upper triangle is empty, no position sees its "
+     "future.",
+     "带掩码的解码器自注意力：上三角为空，没有位置能看到它的未来。"},
+    {"cross.", "attention_cross", MODEL_TRACE_ATTENTION, 0,
+     "Encoder-decoder (cross) attention: row t is where output t looked in the source.",
+     "编码器-解码器（交叉）注意力：第 t 行是输出 t 在源序列中看向哪里。"},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
 const model_ops tfm_ops = {
     .name = "transformer",
     .about = "encoder-decoder Transformer: multi-head self- and cross-attention, causal mask "
              "(Vaswani et al. 2017)",
+    .title = "Transformer",
+    .attends = 1,
     .defaults = tfm_defaults,
     .check = tfm_check,
     .alloc = tfm_alloc,
@@ -479,4 +497,5 @@ const model_ops tfm_ops = {
     .flops = tfm_flops,
     .gradcheck_sizes = tfm_gradcheck_sizes,
     .variants = tfm_variants,
+    .traces = tfm_traces,
 };

@@ -156,7 +156,7 @@ int args_train_len(const char *text, size_t max_len, size_t *min, size_t *max);
 int args_models(const char *text, const model_ops **list, size_t *n);
 
 /* Writes every registered model's name into buf, in registry order, joined by ','
- * ("lstm,rnn_attention,transformer"): the default of --models. */
+ * ("A,B,C"): the default of --models. */
 void args_all_models(char *buf, size_t n);
 
 /* Writes the names of the n models of list into buf, joined by ','. Returns 0, or -1

@@ -24,8 +24,17 @@
 
 static void help_main(void)
 {
+    /* the question of the toolkit, named after the first model without attention */
+    const char *plain = "recurrent model";
+    for (size_t k = 0; model_registry[k]; k++)
+        if (!model_registry[k]->attends) {
+            plain = model_registry[k]->title ? model_registry[k]->title
+                                             : model_registry[k]->name;
+            break;
+        }
+    const char *first = model_registry[0]->name;
     printf(
-        "attnlab — why attention replaced the LSTM, in C you can read next to the equations\n"
+        "attnlab — why attention replaced the %s, in C you can read next to the equations\n"
         "\n"
         "Usage: attnlab COMMAND [FLAGS]   (attnlab COMMAND --help for each)\n"
         "\n"
@@ -33,7 +42,7 @@ static void help_main(void)
         "  train       train one model on one task; writes a run directory\n"
         "  eval        greedy-decoding accuracy of a checkpoint per length, or on your input\n"
         "  gradcheck   compare a model's backward pass with finite differences\n"
-        "  attention   print and save the attention maps (or LSTM gates) of one example\n"
+        "  attention   print and save the attention maps (or gates) of one example\n"
         "  compare     train every model x seed on one task, then tables and figures\n"
         "  report      merge finished runs: tables, figures, report.html\n"
         "  bench       training and decoding speed, FLOP rate and memory of each model\n"
@@ -43,12 +52,12 @@ static void help_main(void)
         "Models: %s\nTasks:  %s\n"
         "\n"
         "Examples:\n"
-        "  attnlab train --model lstm --task copy --train-len 4:8 --steps 3000 --out runs/lstm\n"
-        "  attnlab eval --checkpoint runs/lstm/model.ckpt --lengths 4:32:4\n"
-        "  attnlab gradcheck --model lstm\n"
+        "  attnlab train --model %s --task copy --train-len 4:8 --steps 3000 --out runs/%s\n"
+        "  attnlab eval --checkpoint runs/%s/model.ckpt --lengths 4:32:4\n"
+        "  attnlab gradcheck --model %s\n"
         "\n"
         "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-        model_names(), task_names());
+        plain, model_names(), task_names(), first, first, first, first);
 }
 
 /* A command: its word, what runs it, and its --help (NULL: no help topic). */

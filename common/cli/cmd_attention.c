@@ -1,5 +1,5 @@
 /* cmd_attention.c — attnlab attention: what a trained model looked at for one example
- * (attention weights, or an LSTM's gates), printed and written as tables.
+ * (attention weights, or the gates of a model without attention), printed and written as tables.
  *
  * Design. attention reads a checkpoint and one --input sequence in the symbols of the
  * model's task, then hands both to cmd_write_trace (cmd_measure.h), which train uses
@@ -26,15 +26,20 @@ void cmd_attention_help(void)
     printf(
         "Usage: attnlab attention --checkpoint FILE --input \"3 1 4 1 5 9 2 6\" [--out DIR]\n"
         "\n"
-        "Decodes one source sequence greedily and prints what the model looked at:\n"
-        "  rnn_attention  the alignment α (target steps x source steps): row t is the\n"
-        "                 softmax over the encoder states when emitting output t\n"
-        "  transformer    every layer and head of encoder self-attention, masked decoder\n"
-        "                 self-attention and encoder-decoder (cross) attention\n"
-        "  lstm           no attention: its gates (input, forget, output) and cell state\n"
-        "                 over the steps, the LSTM's own way of choosing what to keep\n"
+        "Decodes one source sequence greedily and prints the matrices its model records:\n"
+        "attention maps (row t: where output t looked), or for a model without attention\n"
+        "its gates and cell state over the steps. What each model records (the names of\n"
+        "its matrices, and the figure of a report drawn from them):\n");
+    for (size_t k = 0; model_registry[k]; k++) {
+        const model_trace_kind *t = model_registry[k]->traces;
+        printf("  %-14s", model_registry[k]->name);
+        for (size_t i = 0; t && t[i].prefix; i++)
+            printf("%s%s* (%s)", i ? ",\n                 " : " ", t[i].prefix, t[i].figure);
+        printf("%s\n", t && t[0].prefix ? "" : " nothing");
+    }
+    printf(
         "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
-        "checkpoint), labelled with tokens, ready for plots/attention.gp. A model trained\n"
+        "checkpoint), labelled with tokens, ready for the scripts of plots/. A model trained\n"
         "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
         "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
         "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"

@@ -40,7 +40,8 @@ void cmd_bench_help(void)
         "\n"
         "Examples:\n"
         "  attnlab bench\n"
-        "  attnlab bench --models transformer --lengths 32,128 --reps 9 --out results/bench\n");
+        "  attnlab bench --models %s --lengths 32,128 --reps 9 --out results/bench\n",
+        model_registry[0]->name);
 }
 
 typedef struct bench_out {

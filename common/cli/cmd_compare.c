@@ -50,45 +50,34 @@ typedef struct preset {
     size_t decay_steps;         /* cosine horizon after the warm-up (0: to the cap) */
     size_t val_first;           /* first validation of the log-spaced schedule (0: none) */
     const char *about;
-    /* The setups to train, each "MODEL" or "MODEL KEY=VALUE" (one setting away from the
-     * model's defaults), NULL-terminated; NULL: every model of --models once. */
-    const char *const *setups;
+    /* The setups to train, for each model of --models in turn: the model once at its
+     * defaults (SWEEP_NONE), each setting of its ops' capacity list (SWEEP_CAPACITY; once
+     * at its defaults when it lists none), or once at each rate of lr_rates (SWEEP_LR). */
+    enum { SWEEP_NONE, SWEEP_CAPACITY, SWEEP_LR } sweep;
 } preset;
 
-/* The capacity sweep: the LSTM's state from a quarter to twice its canonical width (at
- * 512 a step costs about 12 times one at 128: hours per seed on 4:32), the attention
- * models at theirs for reference. */
-static const char *const capacity_setups[] = {"lstm hidden=32",  "lstm hidden=64",
-                                              "lstm hidden=128", "lstm hidden=256",
-                                              "rnn_attention",   "transformer",
-                                              NULL};
-
 /* The learning-rate sweep: every model at four rates a factor of about 3 apart, around
- * both recipes (1e-3 for the attention models, 3e-3 for the LSTM). */
-static const char *const lr_setups[] = {
-    "lstm lr=0.0003",          "lstm lr=0.001",          "lstm lr=0.003",
-    "lstm lr=0.01",            "rnn_attention lr=0.0003", "rnn_attention lr=0.001",
-    "rnn_attention lr=0.003",  "rnn_attention lr=0.01",   "transformer lr=0.0003",
-    "transformer lr=0.001",    "transformer lr=0.003",    "transformer lr=0.01",
-    NULL};
+ * the models' recipes (their rates lie between 1e-3 and 3e-3). */
+static const char *const lr_rates[] = {"lr=0.0003", "lr=0.001", "lr=0.003", "lr=0.01", NULL};
 
 static const preset presets[] = {
     {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0, 1, 0, 0, 0,
      "under a minute: every model, every figure, nothing learned (a test of the pipeline)",
-     NULL},
+     SWEEP_NONE},
     {"quick", 3, 6000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10, 4, 0.999, 4000, 20,
-     "a few minutes on 2 cores: attention reaches the target, the LSTM is stopped short "
-     "of it (the report says so)",
-     NULL},
+     "a few minutes on 2 cores: attention reaches the target, a model without it is "
+     "stopped short of it (the report says so)",
+     SWEEP_NONE},
     {"full", 5, 100000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20, 4, 0.999, 40000, 50,
      "each model to the target or a plateau (decay over 40000 steps, cap 100000), 5 seeds",
-     NULL},
+     SWEEP_NONE},
     {"capacity", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
-     "the LSTM at hidden 32, 64, 128, 256 and the attention models, each as full",
-     capacity_setups},
+     "each model at the sizes its capacity sweep lists (the others once, for reference), "
+     "each as full",
+     SWEEP_CAPACITY},
     {"lrsweep", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
      "every model at rates 3e-4, 1e-3, 3e-3 and 1e-2, each as full, 3 seeds",
-     lr_setups},
+     SWEEP_LR},
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 #define DEFAULT_PRESET (&presets[1]) /* quick */
@@ -127,8 +116,9 @@ void cmd_compare_help(void)
         "learning rate by a cosine over --decay-steps (quick 4000, the others 40000; the\n"
         "cap plays no part in it) and also validate log-spaced from --val-first (quick 20,\n"
         "the others 50). A run that reaches --steps is censored: the report says it did not\n"
-        "reach the target within the cap. capacity trains the LSTM at four widths (runs\n"
-        "lstm-hiddenN-sSEED), lrsweep every model at four rates (runs MODEL-lrR-sSEED).\n"
+        "reach the target within the cap. capacity trains a model at each setting of its\n"
+        "sweep (runs MODEL-KEYVALUE-sSEED, e.g. MODEL-hidden64-s1), lrsweep every model at\n"
+        "four rates (runs MODEL-lrR-sSEED).\n"
         "\n"
         "  --models LIST   comma-separated, each model once (default: %s)\n"
         "  --seeds N       seeds 1..N\n"
@@ -200,43 +190,35 @@ static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
     snprintf(c->lr_schedule, sizeof c->lr_schedule, "%s", ps->patience ? "cosine" : "constant");
 }
 
-/* The setups of p: the preset's sweep, those of its setups whose model --models lists
- * (every setup when --models was not given, as the list is then every model), or else
- * each model of the list once. Returns 0, or -1 when no setup is left. */
+/* The setups of p: for each model of the list in turn, the preset's sweep of it (its
+ * settings from its ops or from lr_rates, each "KEY=VALUE") or the model once. Returns 0,
+ * or -1 when they are more than COMPARE_MAX_SETUPS. */
 static int make_setups(compare_plan *p)
 {
     p->ns = 0;
-    if (!p->ps->setups) {
-        for (size_t m = 0; m < p->nm; m++) {
+    for (size_t m = 0; m < p->nm; m++) {
+        const model_ops *ops = p->list[m];
+        const char *const *sweep = p->ps->sweep == SWEEP_LR         ? lr_rates
+                                   : p->ps->sweep == SWEEP_CAPACITY ? ops->capacity
+                                                                    : NULL;
+        for (size_t k = 0; k == 0 || (sweep && sweep[k]); k++) {
+            const char *setting = sweep ? sweep[k] : NULL;
+            if (p->ns == COMPARE_MAX_SETUPS)
+                return -1;
             struct setup *u = &p->setup[p->ns++];
-            u->ops = p->list[m];
+            u->ops = ops;
             u->flag[0] = '\0';
-            snprintf(u->label, sizeof u->label, "%s", u->ops->name);
-        }
-        return 0;
-    }
-    for (size_t k = 0; p->ps->setups[k]; k++) {
-        /* "MODEL" or "MODEL KEY=VALUE": constants of this file, each with a test */
-        const char *text = p->ps->setups[k], *space = strchr(text, ' ');
-        const size_t nlen = space ? (size_t)(space - text) : strlen(text);
-        const model_ops *ops = NULL;
-        for (size_t m = 0; m < p->nm; m++)
-            if (strlen(p->list[m]->name) == nlen && strncmp(p->list[m]->name, text, nlen) == 0)
-                ops = p->list[m];
-        if (!ops)
-            continue;
-        struct setup *u = &p->setup[p->ns++];
-        u->ops = ops;
-        u->flag[0] = '\0';
-        snprintf(u->label, sizeof u->label, "%s", ops->name);
-        if (space) {
-            const char *eq = strchr(space + 1, '=');
-            snprintf(u->flag, sizeof u->flag, "--%s", space + 1);
-            snprintf(u->label, sizeof u->label, "%s-%.*s%s", ops->name,
-                     (int)(eq - space - 1), space + 1, eq + 1);
+            snprintf(u->label, sizeof u->label, "%s", ops->name);
+            if (setting) {
+                /* MODEL-KEYVALUE: MODEL-hidden256 for "hidden=256" */
+                const size_t klen = strcspn(setting, "=");
+                snprintf(u->flag, sizeof u->flag, "--%s", setting);
+                snprintf(u->label, sizeof u->label, "%s-%.*s%s", ops->name, (int)klen,
+                         setting, setting[klen] ? setting + klen + 1 : "");
+            }
         }
     }
-    return p->ns ? 0 : -1;
+    return 0;
 }
 
 /* The --eval-lengths of a file task's comparison when none is given: its test set. */
@@ -337,8 +319,9 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
         return args_usage_error("--models: the names do not fit in %zu characters",
                                 sizeof p->models);
     if (make_setups(p) != 0)
-        return args_usage_error("--models: the preset %s trains none of %s (its setups: "
-                                "%s)", p->ps->name, p->models, p->ps->setups[0]);
+        return args_usage_error("--models: the preset %s makes more than %d setups of %s "
+                                "(accepted: fewer models)", p->ps->name, COMPARE_MAX_SETUPS,
+                                p->models);
     p->out = args_get(&a, ARGS_OUT) ? args_get(&a, ARGS_OUT) : "results/compare";
     /* every run directory below --out (OUT/runs/LABEL-sSEED) must be a path train takes */
     size_t widest = 0;

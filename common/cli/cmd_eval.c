@@ -60,8 +60,9 @@ void cmd_eval_help(void)
         "target is shown when the file holds that source.\n"
         "\n"
         "Examples:\n"
-        "  attnlab eval --checkpoint runs/lstm/model.ckpt --lengths 4:64:4 --samples 512\n"
-        "  echo '3 1 4 1 5 9 2 6' | attnlab eval --checkpoint runs/lstm/model.ckpt --input -\n");
+        "  attnlab eval --checkpoint runs/%s/model.ckpt --lengths 4:64:4 --samples 512\n"
+        "  echo '3 1 4 1 5 9 2 6' | attnlab eval --checkpoint runs/%s/model.ckpt --input -\n",
+        model_registry[0]->name, model_registry[0]->name);
 }
 
 /* The longest --input line read: far beyond max_len symbols of 64 bytes each. A longer

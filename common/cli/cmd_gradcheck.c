@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "args.h"
 #include "buildinfo.h"
@@ -17,6 +18,30 @@
 #include "../core/model.h"
 #include "../core/rng.h"
 #include "../core/task.h"
+
+/* Prints a model's variant (key=value ..., model.h) as the flags that set it: " --KEY
+ * VALUE" each, the switch alone for a boolean set to 1. */
+static void print_setting_flags(const char *variant)
+{
+    char key[CONFIG_STR_MAX], flag[CONFIG_STR_MAX];
+    for (const char *p = variant; *p;) {
+        const size_t len = strcspn(p, " "), k = strcspn(p, "=");
+        const config_field *f = NULL;
+        if (k < len && k < sizeof key) {
+            memcpy(key, p, k);
+            key[k] = '\0';
+            f = config_find(key);
+        }
+        if (f) {
+            config_flag_name(f, flag, sizeof flag);
+            if (f->type == CFG_BOOL && len - k == 2 && p[k + 1] == '1')
+                printf(" --%s", flag);
+            else
+                printf(" --%s %.*s", flag, (int)(len - k - 1), p + k + 1);
+        }
+        p += len + (p[len] == ' ');
+    }
+}
 
 void cmd_gradcheck_help(void)
 {
@@ -38,11 +63,14 @@ void cmd_gradcheck_help(void)
         "               gradcheck sets to 16)\n"
         "  --stride N   check every N-th entry of each tensor (default 1: all)\n"
         "\n"
-        "Examples:\n"
-        "  attnlab gradcheck --model lstm\n"
-        "  attnlab gradcheck --model rnn_attention --cell lstm\n"
-        "  attnlab gradcheck --model transformer --post-ln --pos learned\n",
+        "Examples (each model, with its first variant):\n",
         GRADCHECK_H, GRADCHECK_TINY, GRADCHECK_TOL);
+    for (size_t k = 0; model_registry[k]; k++) {
+        const char *const *v = model_registry[k]->variants;
+        printf("  attnlab gradcheck --model %s", model_registry[k]->name);
+        print_setting_flags(v && v[0] && v[1] ? v[1] : "");
+        printf("\n");
+    }
 }
 
 /* The small sizes of a gradient check: the harness's here, the model's from its ops. */

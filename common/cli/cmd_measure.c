@@ -197,9 +197,9 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     if (!t)
         return args_run_error("%s", err);
     const size_t Tt = task_target_len(t, Ts), V = m->cfg.symbols;
-    /* labels for every axis a model may use: tokens, units (up to the widest state),
-     * or steps of an encoder and a decoder */
-    size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
+    /* labels for every axis a model may use: tokens, units (as many as its ops say its
+     * trace sends), or steps of an encoder and a decoder */
+    size_t nidx = m->ops->trace_units ? m->ops->trace_units(&m->cfg) : 0;
     nidx = (nidx > Ts + Tt ? nidx : Ts + Tt) + 2;
     int *out = malloc(Tt * sizeof *out);
     trace_ctx c = {0};

@@ -126,7 +126,7 @@ void cmd_report_help(void)
         "Examples:\n"
         "  attnlab report results/demo\n"
         "  attnlab report --lang zh results/demo\n"
-        "  attnlab report --out results/merged runs/lstm-s1 runs/lstm-s2 runs/tfm-s1\n");
+        "  attnlab report --out results/merged runs/A-s1 runs/A-s2 runs/B-s1\n");
 }
 
 int cmd_report(int argc, char **argv)

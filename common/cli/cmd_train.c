@@ -106,7 +106,7 @@ void cmd_train_help(void)
         "Settings (each also a key of config.tsv), with their defaults; every model reads\n"
         "the sizes it needs and ignores the others:\n");
     /* the defaults of every field: the sizes of each model come from its own defaults();
-     * a model whose recipe sets a field otherwise (the LSTM's rate) is named beside it */
+     * a model whose recipe sets a field otherwise (its own rate) is named beside it */
     config d;
     config_defaults(&d);
     for (size_t k = 0; k < config_n_fields; k++) {
@@ -128,13 +128,19 @@ void cmd_train_help(void)
         }
         printf("  --%-18s %s (default %s%s)\n", flag, config_fields[k].help, value, own);
     }
+    /* examples from the registry: the first model, then the first that attends */
+    const char *first = model_registry[0]->name, *attn = first;
+    for (size_t m = 0; model_registry[m]; m++)
+        if (model_registry[m]->attends) {
+            attn = model_registry[m]->name;
+            break;
+        }
     printf("\nModels: %s.  Tasks: %s.\n"
            "\nExamples:\n"
-           "  attnlab train --model lstm --task copy --train-len 4:8 --steps 3000 --out runs/lstm\n"
-           "  attnlab train --model lstm --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n"
-           "  attnlab train --model rnn_attention --task file:docs/labs/data/dates.tsv "
-           "--out runs/dates\n",
-           model_names(), task_names());
+           "  attnlab train --model %s --task copy --train-len 4:8 --steps 3000 --out runs/%s\n"
+           "  attnlab train --model %s --hidden 256 --forget-bias 0 --seed 2 --out runs/fb0\n"
+           "  attnlab train --model %s --task file:docs/labs/data/dates.tsv --out runs/dates\n",
+           model_names(), task_names(), first, first, first, attn);
 }
 
 /* ---- the command line of a run ------------------------------------------------------------ */

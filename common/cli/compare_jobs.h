@@ -4,7 +4,7 @@
  * Design. A comparison is a list of jobs, one per setup x seed, each a self-contained
  * `attnlab train` command with its own run directory DIR/runs/LABEL-sSEED (cmd_compare.c
  * builds the list). A setup is a model at its canonical settings (LABEL is its name) or,
- * in a preset's sweep, a model with one setting changed (LABEL: lstm-hidden256). The same command is what --print-jobs prints, what DIR/command.txt
+ * in a preset's sweep, a model with one setting changed (LABEL: MODEL-hidden256). The same command is what --print-jobs prints, what DIR/command.txt
  * records, and what compare_schedule runs in a child process, at most `at_once` at a
  * time. A job's state moves one way:
  *     WAITING → RUNNING → DONE | FAILED | STOPPED      (or SKIPPED before it starts)
@@ -43,7 +43,7 @@ typedef enum compare_state {
 /* One run of a comparison. */
 typedef struct compare_job {
     char label[2 * CONFIG_STR_MAX];        /* its setup: the model, or MODEL-KEYVALUE
-                                            * (e.g. lstm-hidden256) for a preset's sweep */
+                                            * (e.g. MODEL-hidden256) for a preset's sweep */
     unsigned long seed;
     char dir[AFILE_PATH_MAX];              /* its run directory */
     char *argv[COMPARE_MAX_ARGS + 1];      /* the train command, NULL-terminated; each

@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "../core/config.h"
+#include "../core/model.h"
 
 /* Writes m with row and column labels as TSV. Returns 0, or -1 on a write error. */
 int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
@@ -50,6 +51,8 @@ typedef struct report_facts {
     const char *const *models; /* (n_models) their names, in the tables' order: letters,
                                   digits and _.:=,+- only (report_write_vars refuses more) */
     const char *const *runs;   /* (n_models) the run directory whose trace/ each shows */
+    const model_ops *const *ops; /* (n_models) each one's model: what its trace sends and
+                                    whether it attends (NULL: none registered by its name) */
     size_t seeds;              /* the most runs any model has */
     const size_t *position_lengths; /* (n_position_lengths) lengths the positions */
     size_t n_position_lengths;      /* figure shows */

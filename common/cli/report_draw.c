@@ -123,18 +123,15 @@ static const struct figure {
      "when a model was trained at several sizes (compare --preset capacity)."},
     {"attention",
      {"attention_rnn", "attention_enc_self", "attention_dec_self", "attention_cross"},
-     "Attention weights for one example. Additive attention: row t is where output t "
-     "looked; copying gives a diagonal. Transformer: encoder self-attention (every position "
-     "sees every position), masked decoder self-attention (the upper triangle is empty: no "
-     "position sees its future) and encoder-decoder attention, per layer and head. Each "
-     "panel has its own colour scale, from 0 to its largest weight (printed above it), so "
-     "a head that spreads its attention almost evenly still shows its pattern; the tables "
-     "under a figure give every weight."},
+     "Attention weights for one example, one panel per matrix (per layer and head for a "
+     "model that has several). Each panel has its own colour scale, from 0 to its largest "
+     "weight (printed above it), so a head that spreads its attention almost evenly still "
+     "shows its pattern; the tables under a figure give every weight."},
     {"gates", {"gates"},
-     "LSTM gate activations (input, forget, output) and the cell state over the steps of "
-     "one example, for the 8 units with the longest memory (the highest mean forget gate, "
-     "sorted): the LSTM's own, step-by-step way of choosing what to keep. The bars under "
-     "them rank every unit by its mean forget gate: few units keep their memory."},
+     "Gate activations (input, forget, output) and the cell state over the steps of one "
+     "example, for the 8 units with the longest memory (the highest mean forget gate, "
+     "sorted). The bars under them rank every unit by its mean forget gate: few units "
+     "keep their memory."},
     {"cost", {"cost"},
      "Cost against length, log-log: the measured training time per sequence (one "
      "measurement per run and length, median over the runs) and the analytic FLOPs. The "
@@ -172,15 +169,13 @@ static const struct {
      "都不低于 99%；各种子的中位数，误差线：最小值到最大值）对参数数量作图，同一模型的不同"
      "设置连成一条线。只有当某个模型在几种大小下训练过时才画（compare --preset capacity）。"},
     {"attention",
-     "一个例子的注意力权重。加性注意力：第 t 行是输出 t 看向哪里；复制任务给出一条对角线。"
-     "Transformer：编码器自注意力（每个位置都能看到每个位置）、带掩码的解码器自注意力（上"
-     "三角为空：没有位置能看到它的未来）以及编码器-解码器注意力，按层和头分别画出。每个"
+     "一个例子的注意力权重，每个矩阵一个面板（有多层多头的模型按层和头分别画出）。每个"
      "面板有自己的颜色刻度，从 0 到它的最大权重（写在面板上方），所以一个几乎平均分配注意力"
      "的头也能显出它的模式；图下的表格给出每个权重。"},
     {"gates",
-     "一个例子中 LSTM 的门激活（输入门、遗忘门、输出门）和细胞状态随步数的变化，只画记忆"
-     "最长的 8 个单元（平均遗忘门最高，已排序）：这是 LSTM 自己一步一步选择保留什么的方式。"
-     "下方的条形图把所有单元按平均遗忘门排序：能保持记忆的单元很少。"},
+     "一个例子中门激活（输入门、遗忘门、输出门）和细胞状态随步数的变化，只画记忆最长的 8 "
+     "个单元（平均遗忘门最高，已排序）。下方的条形图把所有单元按平均遗忘门排序：能保持"
+     "记忆的单元很少。"},
     {"cost",
      "代价随长度的变化（双对数坐标）：实测的每个序列的训练时间（每次运行在每个长度上测一次，"
      "取各次运行的中位数）和解析计算的浮点运算数。图例给出每个模型拟合出的斜率：接近 1 表示"

@@ -89,7 +89,7 @@ static unsigned long be32(const unsigned char *p)
            (unsigned long)p[3];
 }
 
-void report_html_image(FILE *f, const char *out, const char *name, const char *alt)
+void report_html_image(FILE *f, const char *out, const char *name, const char *alt, int heat)
 {
     char rel[160], path[AFILE_PATH_MAX];
     size_t len = 0;
@@ -99,7 +99,6 @@ void report_html_image(FILE *f, const char *out, const char *name, const char *a
                              : NULL;
     /* the signature, then IHDR: length, "IHDR", width, height */
     if (png && len > 24 && memcmp(png + 1, "PNG", 3) == 0 && memcmp(png + 12, "IHDR", 4) == 0) {
-        const int heat = strncmp(name, "attention_", 10) == 0 || strcmp(name, "gates") == 0;
         fprintf(f, "<div class=\"fig\"><img%s width=\"%lu\" height=\"%lu\" alt=\"",
                 heat ? " class=\"heat\"" : "", be32(png + 16), be32(png + 20));
         report_html_text(f, alt);

@@ -16,13 +16,13 @@ void report_html_text(FILE *f, const char *s);
  * every cell escaped. */
 void report_html_table(FILE *f, const tsv *t);
 
-/* Writes a group's name as the command line says it: "lstm:hidden=256,forget_bias=0"
- * becomes "lstm --hidden 256 --forget-bias 0" (the figure scripts do the same). */
+/* Writes a group's name as the command line says it: "MODEL:hidden=256,forget_bias=0"
+ * becomes "MODEL --hidden 256 --forget-bias 0" (the figure scripts do the same). */
 void report_html_group(FILE *f, const char *name);
 
 /* Writes out/figures/NAME.png to f as an <img> inside the page, base64 in a data: URI
- * with alt text alt: pixel for pixel for a heat map (attention_*, gates). Writes nothing
+ * with alt text alt: pixel for pixel for a heat map (heat: the page sets it for the figures a trace feeds). Writes nothing
  * when the file cannot be read or is not a PNG. */
-void report_html_image(FILE *f, const char *out, const char *name, const char *alt);
+void report_html_image(FILE *f, const char *out, const char *name, const char *alt, int heat);
 
 #endif

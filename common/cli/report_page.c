@@ -111,23 +111,31 @@ static const words
                 "budget_at.tsv 给出每个模型达到固定准确率所需的训练量，从未达到的运行记为"
                 "多于它的最后一步。"};
 
-/* Is group name's model (the part before ':') base? */
-static int is_model(const char *name, const char *base)
+/* The kind of matrix that the trace of group m of fx sends to figure name (the first,
+ * when several do), or NULL: what a model's ops say it traces. */
+static const model_trace_kind *trace_kind(const report_facts *fx, size_t m, const char *name)
 {
-    const size_t l = strlen(base);
-    return strncmp(name, base, l) == 0 && (name[l] == '\0' || name[l] == ':');
+    const model_ops *ops = fx->ops ? fx->ops[m] : NULL;
+    for (const model_trace_kind *k = ops ? ops->traces : NULL; k && k->prefix; k++)
+        if (strcmp(k->figure, name) == 0)
+            return k;
+    return NULL;
 }
 
 /* ---- the title and the summary -------------------------------------------------------- */
 
-/* The heading and the paragraph under it, fitted to the models shown. */
+/* The heading and the paragraph under it, fitted to the models shown: a model that
+ * carries the source in one state beside one that attends makes the page the question
+ * of the toolkit, named after the first such model (its ops' title). */
 static void write_intro(FILE *f, const report_facts *fx)
 {
-    int lstm = 0, attn = 0;
+    const model_ops *plain = NULL;
+    int attn = 0;
     for (size_t m = 0; m < fx->n_models; m++) {
-        lstm |= is_model(fx->models[m], "lstm");
-        attn |= is_model(fx->models[m], "rnn_attention") ||
-                is_model(fx->models[m], "transformer");
+        const model_ops *ops = fx->ops ? fx->ops[m] : NULL;
+        attn |= ops && ops->attends;
+        if (ops && !ops->attends && !plain)
+            plain = ops;
     }
     const config *c = fx->cfg;
     /* the task as a word: a file task by its file's name ("dates"), escaped for HTML */
@@ -140,11 +148,13 @@ static void write_intro(FILE *f, const report_facts *fx)
     report_html_text(tf, name);
     fclose(tf);
     fputs("<h1>", f);
-    if (lstm && attn && page_lang == REPORT_ZH) {
-        fprintf(f, "为什么注意力取代了 LSTM：%s 任务上的 %zu 个模型", task_word, fx->n_models);
-    } else if (lstm && attn) {
-        fprintf(f, "Why attention replaced the LSTM: %zu models on the %s task", fx->n_models,
-                task_word);
+    if (plain && attn) {
+        fputs(page_lang == REPORT_ZH ? "为什么注意力取代了 " : "Why attention replaced the ", f);
+        report_html_text(f, plain->title ? plain->title : plain->name);
+        if (page_lang == REPORT_ZH)
+            fprintf(f, "：%s 任务上的 %zu 个模型", task_word, fx->n_models);
+        else
+            fprintf(f, ": %zu models on the %s task", fx->n_models, task_word);
     } else {
         for (size_t m = 0; m < fx->n_models; m++) {
             fputs(m ? ", " : "", f);
@@ -277,16 +287,6 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
 }
 
 /* ---- the figures ---------------------------------------------------------------------- */
-/* The trace files behind each attention figure: the model whose folder holds them and
- * the start of their names. */
-static const struct {
-    const char *figure, *model, *prefix;
-} traced[] = {
-    {"attention_rnn", "rnn_attention", "alignment"},
-    {"attention_enc_self", "transformer", "enc_self."},
-    {"attention_dec_self", "transformer", "dec_self."},
-    {"attention_cross", "transformer", "cross."},
-};
 
 /* Orders trace names by layer and head as numbers ("x.l0.h2" before "x.l0.h10"). */
 static int cmp_trace(const void *a, const void *b)
@@ -368,15 +368,14 @@ static void write_matrix(FILE *f, const tsv *t, const char *name, int masked)
 }
 
 /* Under attention figure name: the tables of the matrices it was drawn from (the first
- * group of fx whose model draws it, as plots/attention.gp chooses). */
+ * group of fx whose model's trace sends attention maps to it, as plots/attention.gp
+ * chooses), found by the prefix of their kind. */
 static void write_values(FILE *f, const char *out, const report_facts *fx, const char *name)
 {
-    size_t k = 0;
-    while (k < sizeof traced / sizeof traced[0] && strcmp(traced[k].figure, name) != 0)
-        k++;
     const char *group = NULL;
-    for (size_t m = 0; k < sizeof traced / sizeof traced[0] && !group && m < fx->n_models; m++)
-        if (is_model(fx->models[m], traced[k].model))
+    const model_trace_kind *kind = NULL;
+    for (size_t m = 0; !group && m < fx->n_models; m++)
+        if ((kind = trace_kind(fx, m, name)) != NULL && kind->what == MODEL_TRACE_ATTENTION)
             group = fx->models[m];
     char dir[AFILE_PATH_MAX], rel[AFILE_PATH_MAX];
     const int fits = group && snprintf(rel, sizeof rel, "trace/%s", group) < (int)sizeof rel;
@@ -389,7 +388,7 @@ static void write_values(FILE *f, const char *out, const report_facts *fx, const
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         const size_t l = strlen(e->d_name);
-        if (strncmp(e->d_name, traced[k].prefix, strlen(traced[k].prefix)) != 0 || l < 5 ||
+        if (strncmp(e->d_name, kind->prefix, strlen(kind->prefix)) != 0 || l < 5 ||
             strcmp(e->d_name + l - 4, ".tsv") != 0)
             continue;
         if (n == cap) {
@@ -412,7 +411,7 @@ static void write_values(FILE *f, const char *out, const report_facts *fx, const
         if (afile_join(path, sizeof path, dir, names[i]) == 0 &&
             tsv_read(&t, path, why, sizeof why) == 0) {
             if (t.rows <= 64 && t.cols <= 65) {
-                write_matrix(f, &t, names[i], strcmp(traced[k].prefix, "dec_self.") == 0);
+                write_matrix(f, &t, names[i], kind->masked);
             } else {
                 fprintf(f, "<p>%s %s ", names[i], T(W_TOO_BIG));
                 report_html_text(f, rel);
@@ -453,6 +452,30 @@ static const char style[] =
     "text-align:center;border:1px solid #fff}table.att td.x{background:#fff}\n"
     "table.att caption{text-align:left;font-size:14px}\n";
 
+/* After the caption of the figures first..last of d: the sentence each model whose trace
+ * feeds one of them adds (its kinds' about), each once, in the order of the figures and
+ * then of the groups. */
+static void write_kind_captions(FILE *f, const report_facts *fx, const report_drawn *d,
+                                size_t first, size_t last)
+{
+    const char *said[16];
+    size_t n_said = 0;
+    for (size_t k = first; k <= last; k++)
+        for (size_t m = 0; m < fx->n_models; m++) {
+            const model_trace_kind *kind = trace_kind(fx, m, d->fig[k].name);
+            const char *about = !kind ? NULL : page_lang == REPORT_ZH ? kind->about_zh
+                                                                      : kind->about;
+            size_t i = 0;
+            while (about && i < n_said && said[i] != about)
+                i++;
+            if (!about || i < n_said || n_said == sizeof said / sizeof said[0])
+                continue;
+            said[n_said++] = about;
+            fputs(page_lang == REPORT_ZH ? "" : " ", f);
+            report_html_text(f, about);
+        }
+}
+
 /* The self-contained page: the summary, the figures as PNG, the manifest. */
 static int write_page(FILE *f, const void *p)
 {
@@ -470,15 +493,20 @@ static int write_page(FILE *f, const void *p)
     if (page_lang == REPORT_ZH && d->n)
         fprintf(f, "<p>%s</p>\n", T(W_FIG_NOTE));
     /* the outputs of one script are consecutive and share a caption: one <figure> */
-    for (size_t k = 0; k < d->n; k++) {
+    for (size_t k = 0, first_k = 0; k < d->n; k++) {
         const int first = k == 0 || d->fig[k - 1].caption != d->fig[k].caption;
         const int last = k + 1 == d->n || d->fig[k + 1].caption != d->fig[k].caption;
         fputs(first ? "<figure>\n" : "", f);
-        report_html_image(f, c->out, d->fig[k].name, d->fig[k].name);
+        first_k = first ? k : first_k;
+        int heat = 0; /* a heat map: a figure some model's trace feeds */
+        for (size_t m = 0; m < c->fx->n_models; m++)
+            heat |= trace_kind(c->fx, m, d->fig[k].name) != NULL;
+        report_html_image(f, c->out, d->fig[k].name, d->fig[k].name, heat);
         write_values(f, c->out, c->fx, d->fig[k].name);
         if (last) {
             fputs("<figcaption>", f);
             report_html_text(f, page_lang == REPORT_ZH ? d->fig[k].caption_zh : d->fig[k].caption);
+            write_kind_captions(f, c->fx, d, first_k, k);
             fputs("</figcaption>\n</figure>\n", f);
         }
     }

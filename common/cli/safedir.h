@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-/* Checks dir/sub, where sub is one name or several joined by '/' ("trace/lstm"): every
+/* Checks dir/sub, where sub is one name or several joined by '/' ("trace/MODEL"): every
  * component after dir must be absent or a real directory. Returns 0 when each present
  * component is a directory (sub may be missing, wholly or in part), or -1 with one line
  * in err (n bytes) naming the first that is a symbolic link or not a directory. */

@@ -8,7 +8,7 @@
  * are grouped by setup: runs whose settings agree except for the seed (and the settings
  * that change nothing computed, is_incidental) are the seeds of one group. A group is
  * named after its model; a second setup of the same model adds the settings in which it
- * differs ("lstm:hidden=256"). Groups are listed in the registry's order of their models
+ * differs ("MODEL:hidden=256"). Groups are listed in the registry's order of their models
  * (model_rank), then in order of appearance.
  *
  * No silent limit: the groups, the runs of a group and the lengths and steps the tables
@@ -184,8 +184,8 @@ static int write_cost(FILE *f, const void *p)
 /* The reach of run r: the longest evaluated length from its shortest training length on
  * up to which every evaluated length has a token accuracy of at least SUMMARY_REACH_ACC
  * (0 when the shortest trained length has not). Lengths below the training range are
- * left out: shorter than anything trained is a question of its own (an LSTM trained on
- * 4:32 copies 2 symbols worse than 30). */
+ * left out: shorter than anything trained is a question of its own (a recurrent model
+ * trained on 4:32 can copy 2 symbols worse than 30). */
 static double reach(const rundir *r)
 {
     size_t L = 0, k = 0;
@@ -330,15 +330,19 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
                          size_t errn)
 {
     const char **names = malloc(2 * c->ng * sizeof *names), **runs = names + c->ng;
-    if (!names) {
+    const model_ops **ops = malloc(c->ng * sizeof *ops);
+    if (!names || !ops) {
+        free(names);
+        free(ops);
         snprintf(err, errn, "out of memory");
         return -1;
     }
     report_facts fx = {.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng, .models = names,
-                       .runs = runs, .position_lengths = c->poslens,
+                       .runs = runs, .ops = ops, .position_lengths = c->poslens,
                        .n_position_lengths = c->nposlens};
     for (size_t m = 0; m < c->ng; m++) {
         names[m] = c->g[m].name;
+        ops[m] = model_lookup(c->g[m].runs[0]->cfg.model); /* every run's was checked */
         runs[m] = c->g[m].runs[0]->dir; /* the first run's trace stands for the group */
         if (c->g[m].n > fx.seeds)
             fx.seeds = c->g[m].n;
@@ -377,6 +381,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
     rc = 0;
 done:
     free(names);
+    free(ops);
     return rc;
 }
 

@@ -4,7 +4,7 @@
  * Design. Runs whose settings agree except for the seed (and the settings that change
  * nothing computed, is_incidental) are the seeds of one group. A group is named after its
  * model; a second setup of the same model adds the settings in which it differs
- * ("lstm:hidden=256"). The arrays of groups and of a group's runs grow with the input:
+ * ("MODEL:hidden=256"). The arrays of groups and of a group's runs grow with the input:
  * no silent limit.
  */
 #include "summary_group.h"

@@ -98,8 +98,8 @@ typedef struct summary_ctx {
 int summary_add_run(summary_ctx *c, rundir *r);
 
 /* Names each group by its model; when one model has several setups, every one of them
- * adds the settings in which that model's setups differ (e.g. "lstm:hidden=64" and
- * "lstm:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
+ * adds the settings in which that model's setups differ (e.g. "MODEL:hidden=64" and
+ * "MODEL:hidden=256"), without spaces so the name stays one word for gnuplot. Every value
  * is a registered model name or a setting config_set accepted, so a name holds only
  * letters, digits and _.:=,+- (report_write_vars checks it again). Returns 0, or -1 with
  * a line in err when a name does not fit GROUP_NAME_MAX (it always does: see there). */

@@ -6,8 +6,8 @@
  * batch. Run on a carver without blocks, it only counts; carve_reserve does that at the
  * largest sizes, allocates both blocks (zeroed), and the model then runs the same layout
  * on the blocks to get its views — once in reserve (recurrent models, whose views are
- * taken at the capacity), or again at every batch's sizes (the Transformer, so that a
- * matrix of N rows is always a plain (N, cols) view). Every size product is checked: an
+ * taken at the capacity), or again at every batch's sizes (a model that wants a
+ * matrix of N rows to be always a plain (N, cols) view). Every size product is checked: an
  * overflow marks the carver, and carve_reserve refuses it.
  *
  * Invariant: the layout carves the same arrays in the same order whatever the block; at

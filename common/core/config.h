@@ -40,15 +40,15 @@ typedef struct config {
     size_t embed;             /* E   token embedding width (recurrent models) */
     size_t hidden;            /* H   recurrent state width */
     size_t attn;              /* A   additive-attention width */
-    char cell[CONFIG_STR_MAX]; /* recurrent cell of rnn_attention: gru or lstm */
-    double forget_bias;       /* initial LSTM forget-gate bias */
-    size_t d_model;           /* D   transformer model width */
+    char cell[CONFIG_STR_MAX]; /* recurrent cell, where a model offers a choice */
+    double forget_bias;       /* initial forget-gate bias */
+    size_t d_model;           /* D   model width of attention-only layers */
     size_t heads;             /* NH  attention heads */
     size_t d_ff;              /* feed-forward width */
     size_t layers;            /* encoder layers = decoder layers */
     char pos[CONFIG_STR_MAX]; /* positions: sinusoidal, learned, none */
     int post_ln;              /* 1: post-LN (the paper's order); 0: pre-LN */
-    double emb_scale;         /* transformer: embeddings are multiplied by this */
+    double emb_scale;         /* embeddings are multiplied by this before positions */
     double emb_init;          /* std. dev. of the embedding initialisation */
 
     /* training recipe */

@@ -1,8 +1,8 @@
 /* fastmath.h — the project's own elementary functions (prefix: fm_): the exponential, σ
  * and tanh that vectorise, written inline here, the logarithm, sine, cosine and power of
  * fastmath.c, and the attribute that compiles hot loops for wider vector units. Every
- * model uses these: the LSTM and GRU gates, the additive-attention scores, the
- * Transformer's softmax and position table, the loss, Adam and the schedule. No value of
+ * model uses these: recurrent gates, additive-attention scores, the softmax of
+ * dot-product attention and a position table, the loss, Adam and the schedule. No value of
  * libm's reaches a weight, a loss or a printed number (sqrt aside, which IEEE 754
  * rounds correctly everywhere): libm's last bit differs between C libraries and, in
  * glibc, between processors (fastmath.c says more).
@@ -34,10 +34,10 @@
  *     overflow (2^1024·e^r with e^r < 1) come out right with a single final rounding.
  * Measured against glibc over [−746, 710] (tests/test_fastmath.c): at most 1 ulp apart.
  *
- * Two exps used to live here and in lstm/ (Horner's rule to the end, within 1 ulp; and
+ * Two exps used to live here and in a model's folder (Horner's rule to the end, within 1 ulp; and
  * Estrin's scheme throughout, within 2 ulp, ~0.4 ulp on average, because its last
  * additions round sums of several terms). This one keeps the first's accuracy (1 ulp at
- * most, 0.10 on average) at the second's speed: the LSTM gate pass of one step (B = 32,
+ * most, 0.10 on average) at the second's speed: a recurrent gate pass of one step (B = 32,
  * H = 128) takes 33 µs with it or with the Estrin exp, 47 µs with Horner's (AVX-512).
  *
  * Special values, as exp: x = −∞ and x < −745.2 give exactly +0; x = +∞ and x > 709.8

@@ -8,7 +8,7 @@
  *     |a − n| / max(|a| + |n|, GRADCHECK_TINY).
  * Why not the plain (L(x+h) − L(x−h)) / 2h with h = 1e-5? In double precision its
  * rounding error is about ε·|L|/h ≈ 1e-11, and a whole model has gradients near 1e-5, so
- * the check itself then errs by ~1e-6 relative: measured on the LSTM, 2.8e-6 at h = 1e-5,
+ * the check itself then errs by ~1e-6 relative: measured on a recurrent model, 2.8e-6 at h = 1e-5,
  * falling to 1.5e-7 at h = 3e-4 with the fourth-order formula (its truncation error,
  * h⁴·L⁽⁵⁾/30 ≈ 3e-16, stays negligible). h = 3e-4 is also small enough that a ReLU
  * pre-activation far from 0 does not cross its kink during the check. When one does

@@ -123,6 +123,19 @@ int model_open_backward(const char *who, int has_forward, model_sizes last, size
     return 0;
 }
 
+double model_close_forward(const gsl_matrix *logits, const int *tgt, gsl_matrix *dlogits,
+                           int *pred_tm, int *pred, model_sizes call, model_sizes *last,
+                           int *has_forward)
+{
+    /* the gradient is formed here, while the exponentials are at hand, and kept */
+    const double loss = op_cross_entropy(logits, tgt, dlogits, pred ? pred_tm : NULL);
+    if (pred)
+        op_tokens_batch_major(pred, pred_tm, call.B, call.Tt);
+    *last = call;
+    *has_forward = 1;
+    return loss;
+}
+
 void model_uniform(gsl_matrix *x, double k, const gsl_rng *r)
 {
     op_uniform(x->data, x->size1 * x->size2, k, r);

@@ -68,9 +68,28 @@ typedef int (*trace_sink)(void *ctx, const char *name, const gsl_matrix *m,
 
 typedef struct model model;
 
+/* What a kind of matrix a model's trace sends is, for a report (model_ops.traces): the
+ * matrices whose names begin with prefix feed the figure called figure (plots/FIGURE.gp
+ * draws it from the trace folder); an attention map is shown with its weights as tables
+ * under the figure, an activation (a gate, a cell state) as the heat map only. about and
+ * about_zh, when not NULL, are a sentence the page adds to the figure's caption (in
+ * English and in Chinese): what this model's matrices show there. */
+typedef enum { MODEL_TRACE_ATTENTION, MODEL_TRACE_ACTIVATION } model_trace_what;
+typedef struct model_trace_kind {
+    const char *prefix;  /* the start of the matrices' names, e.g. "alignment", "enc_self." */
+    const char *figure;  /* the figure they feed, e.g. "attention_rnn" */
+    model_trace_what what;
+    int masked;          /* 1: a causal mask hides the keys after each query */
+    const char *about, *about_zh;
+} model_trace_kind;
+
 typedef struct model_ops {
-    const char *name;  /* registry name, e.g. "lstm" */
+    const char *name;  /* registry name, as --model takes it */
     const char *about; /* one line for help */
+    const char *title; /* the name prose gives it, e.g. in a page's headline */
+    /* 1 when the decoder attends to the encoder's states at every step (an attention
+     * model); 0 when one fixed-size state carries the whole source to it. */
+    int attends;
 
     /* Sets this model's canonical sizes and default optimiser recipe in c. */
     void (*defaults)(config *c);
@@ -118,8 +137,18 @@ typedef struct model_ops {
     void (*gradcheck_sizes)(config *c);
     /* The variants a test or a gradient check should cover: a NULL-terminated list of
      * settings, each a space-separated list of key=value (config.h's keys); the first
-     * is "" (the defaults). E.g. {"", "cell=lstm", NULL}. */
+     * is "" (the defaults), then e.g. "post_ln=1". */
     const char *const *variants;
+    /* The kinds of matrix trace sends, ended by one whose prefix is NULL; NULL when it
+     * sends none. */
+    const model_trace_kind *traces;
+    /* The longest axis of numbered labels (an axis "unit" of trace_sink) the trace sends
+     * for configuration c; NULL when it sends none. */
+    size_t (*trace_units)(const config *c);
+    /* The setups of a capacity sweep (compare --preset capacity): settings in the form
+     * of variants, each one key=value away from the defaults, NULL-terminated; NULL when
+     * the model is trained once, at its defaults, for reference. */
+    const char *const *capacity;
 } model_ops;
 
 /* The head every model embeds first. */
@@ -182,7 +211,7 @@ int model_fits(model_sizes cap, size_t B, size_t Ts, size_t Tt);
  * it), then refuses, in this order, sizes call = (B, Ts, Tt) outside the reservation cap
  * and a token outside [0, V) in src (B·Ts), dec_in and tgt (B·Tt); dec_in and tgt may be
  * NULL (decode and trace read a source only). A refusal goes through GSL_ERROR with a
- * message that begins with who (e.g. "lstm forward") and names what was wrong, and
+ * message that begins with who (the model and the call) and names what was wrong, and
  * returns -1; else 0. No token is read before the sizes are known to fit. */
 int model_open_call(const char *who, int *has_forward, model_sizes cap, model_sizes call,
                     size_t V, const int *src, const int *dec_in, const int *tgt);
@@ -193,6 +222,16 @@ int model_open_call(const char *who, int *has_forward, model_sizes cap, model_si
  * gradients); else 0. */
 int model_open_backward(const char *who, int has_forward, model_sizes last, size_t V,
                         const batch *b);
+
+/* The close of every forward whose rows are time-major (row t·B + b): the mean
+ * cross-entropy of logits (Tt·B, V) against the targets tgt (Tt·B), its gradient
+ * (softmax − onehot)/(Tt·B) written into dlogits (Tt·B, V) for backward, and, when pred
+ * is not NULL, the argmax of each row into pred_tm (Tt·B) and from there into pred
+ * (B, Tt) batch-major. Then records call as the sizes of the last forward (*last) and
+ * marks it whole (*has_forward = 1): backward may differentiate it. Returns the loss. */
+double model_close_forward(const gsl_matrix *logits, const int *tgt, gsl_matrix *dlogits,
+                           int *pred_tm, int *pred, model_sizes call, model_sizes *last,
+                           int *has_forward);
 
 /* Fills the (rows, cols) matrix x, row by row, with draws from U(−k, k) (op_uniform): the
  * initialisation of PyTorch's recurrent and linear layers. x must be contiguous (an arena

@@ -108,9 +108,9 @@ void op_embed_backward(gsl_matrix *dtable, const gsl_matrix *dout, const int *id
 
 /* Sets every row of x (N, C) to the (1, C) bias row: the start of a product that adds
  * into it (Y = b, then Y += X·Wᵀ). Most linear layers of the project form the bias first;
- * the LSTM's input projection and output layer form the product first and add the bias
- * after (op_add_bias), which rounds differently: each layer keeps the order it was
- * verified with, and lstm_input_forward (lstm/lstm_layer.c) says why. */
+ * a few form the product first and add the bias after (op_add_bias), which rounds
+ * differently: each layer keeps the order it was verified with (the model that does so
+ * says why). */
 void op_fill_rows(gsl_matrix *x, const gsl_matrix *bias);
 
 /* A linear layer of N rows: Y (N, n) = X (N, m) · Wᵀ (m, n) + b (1, n), formed as
@@ -126,7 +126,7 @@ void op_add_bias(gsl_matrix *x, const gsl_matrix *bias);
  * the plain loop's sums, bit for bit, at any vector width. */
 void op_bias_backward(gsl_matrix *dbias, const gsl_matrix *dx);
 
-/* The attention softmax kernels (scaled dot-product attention, transformer/): vectorised
+/* The attention softmax kernels (scaled dot-product attention): vectorised
  * with fm_exp, the same bits at every vector width. */
 
 /* One row of attention weights: x (n) ← softmax(x + m), with m (n) a mask row of 0 and

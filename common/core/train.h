@@ -72,7 +72,7 @@ typedef struct train_tick {
 /* A mean cross-entropy above this many nats per token means the weights have run away:
  * the model gives the right answers a probability below e^-10000, far beyond anything
  * training passes through (it starts near log V, about 2.4). Adam moves every weight by
- * about lr per step whatever the gradient, so saturating models (an LSTM's gates, a
+ * about lr per step whatever the gradient, so saturating models (gates, a
  * softmax) can run away to absurd but finite losses that never become NaN; the run is
  * stopped there as if they had. */
 #define TRAIN_LOSS_RUNAWAY 1e4
