@@ -522,7 +522,9 @@ void cmd_attention_help(void)
         "  lstm           no attention: its gates (input, forget, output) and cell state\n"
         "                 over the steps, the LSTM's own way of choosing what to keep\n"
         "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
-        "checkpoint), labelled with tokens, ready for plots/attention.gp. A model trained\n"
+        "checkpoint), labelled with tokens, and all of them as DIR/trace_vars.gp, ready\n"
+        "for plots/attention.gp and plots/gates.gp, which draw into DIR/figures/. A model\n"
+        "trained\n"
         "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
         "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
         "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"
@@ -626,6 +628,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     c.dir = dir;
     c.print = print;
     int rc = 0;
+    char fig_dir[AFILE_PATH_MAX];
     if (!out || !c.src || !c.tgt || !c.tgt_in || !c.index) {
         rc = args_run_error("out of memory");
         goto done;
@@ -664,6 +667,12 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
         rc = c.failed ? args_run_error("could not write the trace into %s", dir)
                       : args_run_error("%s trace failed: %s", m->ops->name,
                                        model_last_error());
+    /* the labels and numbers as gnuplot variables, and DIR/figures/ for the figures
+     * (gnuplot -e "dir='DIR'; trace='DIR'" plots/attention.gp): the scripts make no
+     * folder, they start no shell */
+    else if (report_write_trace_vars(dir, err, sizeof err) != 0 ||
+             safedir_enter(dir, "figures", fig_dir, sizeof fig_dir, err, sizeof err) != 0)
+        rc = args_run_error("%s", err);
 done:
     task_close(t);
     free(out);
