@@ -10,10 +10,10 @@
  * gnuplot runs with -e "dir='.'; figs='figures'; formats='svg'" (the page draws SVG: the
  * build has no png terminal). Every SVG left in /work/figures is returned.
  *
- * One module instance per figure: gnuplot keeps its variables between two scripts of one
- * instance (a script asks exists("trace")), so a fresh instance starts every script from
- * the same state, as a fresh process does natively; instantiating the compiled module is
- * cheap next to drawing (docs/web.md has the times).
+ * One module instance per figure, so that every script starts from the state a fresh
+ * process starts from natively, whatever a script before it left in the module's memory
+ * or file system; instantiating the compiled module takes tens of milliseconds, little
+ * next to drawing (docs/web.md has the times).
  *
  * Plain ES2017, no dependency: it works as a classic script in a Web Worker
  * (importScripts("figures.js") defines self.AttnFigures) and under node
