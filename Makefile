@@ -283,6 +283,13 @@ GSL_WEB_VERSION    := 2.7.1
 GSL_WEB_DEB        := 2.7.1+dfsg-5+deb12u1
 GSL_WEB_SHA256_DEB := e560d6b9c6e254e46769bbb03583c00ecafbdd51b062c55db23b3b9612868567
 GSL_WEB_SHA256_GNU := dcb0fbd43048832b757ff9942691a8dd70026d5da0ff85601e52687f6deeb34b
+# gnuplot for the page, from Debian's source package (plots/web/build-gnuplot.sh); no
+# upstream tarball is pinned yet ("-")
+GNUPLOT_WEB_VERSION         := 5.4.4
+GNUPLOT_WEB_DEB             := 5.4.4+dfsg1-2
+GNUPLOT_WEB_SHA256_DEB      := 53af9bba3dc5344df2a746abf8c93e014403897304a385e720c3df9e3731b593
+GNUPLOT_WEB_SHA256_UPSTREAM := -
+GNUPLOT_WEB := build/web/gnuplot.js
 WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),-simd,)
 WEB_OPT    := -O2 $(if $(filter 1,$(WEB_SIMD)),-msimd128,)
 GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
@@ -308,11 +315,11 @@ WEB_CHECK  := build/web/web_check$(WEB_SUFFIX).js
 # The native build on the same CBLAS, whose checkpoints the wasm build must write
 GSLBLAS_BUILD := build/gslblas
 
-.PHONY: web web-deps web-gsl check-web
+.PHONY: web web-deps web-gsl web-gnuplot check-web
 
 # Build the core and the models for WebAssembly, with the checks' entry point (the page
 # that will run them in a browser is not part of the build yet).
-web: $(WEB_CHECK)
+web: $(WEB_CHECK) web-gnuplot
 
 # Install emscripten and node when missing (apt-get, Homebrew).
 web-deps:
@@ -322,6 +329,12 @@ web-deps:
 web-gsl: web-deps
 	@$(WEB_ENV) sh plots/web/build-gsl.sh $(GSL_WEB) $(GSL_WEB_VERSION) $(GSL_WEB_DEB) \
 	  $(GSL_WEB_SHA256_DEB) $(GSL_WEB_SHA256_GNU) "$(strip $(WEB_OPT) $(FPFLAGS))"
+
+# gnuplot for WebAssembly from its pinned source, one file a page runs in a Web Worker
+# through plots/web/figures.js (does nothing when built with these pins).
+web-gnuplot: web-deps
+	@$(WEB_ENV) sh plots/web/build-gnuplot.sh $(GNUPLOT_WEB) $(GNUPLOT_WEB_VERSION) \
+	  $(GNUPLOT_WEB_DEB) $(GNUPLOT_WEB_SHA256_DEB) $(GNUPLOT_WEB_SHA256_UPSTREAM)
 
 $(WEB_OBJDIR)/%.o: %.c | web-gsl
 	@mkdir -p $(dir $@)
@@ -341,7 +354,9 @@ $(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OB
 
 # Build the WebAssembly checks and run them under node: every model's gradient check,
 # then 60-step trainings whose checkpoints must be those of the native build on GSL's
-# CBLAS (make BLAS=gsl, in build/gslblas) byte for byte (tests/web/check.sh). Skipped,
+# CBLAS (make BLAS=gsl, in build/gslblas) byte for byte (tests/web/check.sh); then every
+# figure script drawn by gnuplot for WebAssembly against native gnuplot on a smoke
+# comparison (tests/web/figures.sh). Skipped,
 # with one line, where emcc or node is missing (sh .ci/deps.sh web installs them).
 check-web:
 	@if ! command -v $(EMCC) >/dev/null 2>&1 || ! command -v $(NODE) >/dev/null 2>&1; then \
@@ -349,7 +364,9 @@ check-web:
 	else \
 	  $(MAKE) --no-print-directory $(WEB_CHECK) && \
 	  $(MAKE) --no-print-directory BLAS=gsl BUILD=$(GSLBLAS_BUILD) $(GSLBLAS_BUILD)/attnlab && \
-	  sh tests/web/check.sh "$(NODE) $(WEB_CHECK)" $(GSLBLAS_BUILD)/attnlab build/web/check; \
+	  sh tests/web/check.sh "$(NODE) $(WEB_CHECK)" $(GSLBLAS_BUILD)/attnlab build/web/check && \
+	  $(MAKE) --no-print-directory web-gnuplot $(BUILD)/attnlab && \
+	  $(WEB_ENV) sh tests/web/figures.sh $(NODE) $(GNUPLOT_WEB) $(BUILD)/attnlab build/web/figures; \
 	fi
 
 -include $(WEB_OBJ:.o=.d) $(WEB_OBJDIR)/common/web/web_check.d $(BUILD)/common/web/web_check.d

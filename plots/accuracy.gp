@@ -8,7 +8,6 @@
 # (a uniform guess among the data symbols, 1/symbols).
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, chance, symbols, task, models, seeds)
-#        DIR/task.txt when present: the task's name, as text
 #        DIR/accuracy.tsv, one row per model and length, statistics over seeds:
 #          model params len seeds token_mean token_sd token_min token_max
 #          seq_mean seq_sd seq_min seq_max
@@ -31,22 +30,18 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
-# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
-# name cannot become a command.
-shq_body(s) = strstrt(s, "'") == 0 ? s : \
-    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
-shq(s) = "'".shq_body(s)."'"
-# The task's name comes from a file name (task file:PATH), so it is read as text, never
-# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
-# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
-task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
-if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
+# The task's name comes from a file name (task file:PATH), so attnlab writes it in
+# figure_vars.gp as a single-quoted string, never code; titles that show it are drawn
+# without enhanced text.
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
-# temporary one and moves each figure into DIR/figures once it is complete).
+# temporary one and moves each figure into DIR/figures once it is complete); it must
+# exist (attnlab makes it).
 if (!exists("figs")) { figs = dir."/figures" }
+# The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
+# ("svg" in the page in the browser).
+if (!exists("formats")) { formats = "png svg" }
 data = dir."/accuracy.tsv"
 out  = figs."/accuracy"
-system("mkdir -p ".shq(figs))
 
 set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
@@ -102,7 +97,7 @@ if (!exists("seeds")) {
 band = "fs transparent solid 0.22 noborder"
 mean = "linespoints lw 2 pt 7 ps 0.6"
 
-do for [fmt in "png svg"] {
+do for [fmt in formats] {
     if (fmt eq "png") {
         set terminal pngcairo size 1400, 720 font "sans,12" enhanced
     } else {
@@ -165,5 +160,8 @@ do for [fmt in "png svg"] {
     set output
     # back to automatic margins for the next format
     set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
+    # and the tics back on as the pass found them: `set tics` turns on an axis whose tics
+    # `unset tics` turned off, mirrored, so the next format would differ from this one
+    set xtics; set ytics; set ztics; set cbtics
 }
-print "accuracy.gp: wrote ".out.".png and ".out.".svg"
+print "accuracy.gp: wrote ".out." (".formats.")"

@@ -15,8 +15,11 @@
 #                       source tokens.
 # The Transformer figures are grids: one row per layer, one column per head.
 #
-# Reads. DIR/figure_vars.gp when present (models; tfm_layers and tfm_heads, without
-#        which they are counted from the files)
+# Reads. DIR/figure_vars.gp (models; traced, the groups whose trace/GROUP/ holds a
+#        trace_vars.gp), not read when trace= is given
+#        DIR/trace/GROUP/trace_vars.gp, which attnlab writes beside the matrices below:
+#        their tokens as strings and their weights as datablocks (the matrices
+#        themselves are not read: without a shell gnuplot cannot cut their labels off)
 #        DIR/trace/rnn_attention/alignment.tsv                 (tgt × src)
 #        DIR/trace/transformer/enc_self.l{K}.h{J}.tsv          (src × src)
 #        DIR/trace/transformer/dec_self.l{K}.h{J}.tsv          (tgt × tgt)
@@ -25,18 +28,20 @@
 #        names the model only with its settings; the title then shows them as flags)
 #        each a labelled matrix: a header row "rows\cols" then the column tokens, then
 #        one row per row token (docs/results-format.md). Layer K and head J count from 0.
-#        The tokens are read as plain text and drawn as written (below, "Labels"):
-#        a token of your own data may be any word, '#', '"' and '{' included.
+#        The tokens are plain text and drawn as written (below, "The matrices"): a
+#        token of your own data may be any word, '#', '"' and '{' included. The layers
+#        and heads are counted from the matrices of encoder self-attention.
 # Writes. DIR/figures/attention_rnn, attention_enc_self, attention_dec_self,
-#         attention_cross, each as .png and .svg (into FIGS/ instead when figs='FIGS'
-#         is given). A figure whose files are missing (the model was not traced) is
+#         attention_cross, each as .png and .svg, or in the formats formats= names
+#         (into FIGS/ instead when figs='FIGS' is given). A figure whose files are missing (the model was not traced) is
 #         skipped with a message.
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/attention.gp
-# For the trace of a single run (attnlab attention --out T writes T/NAME.tsv), name the
-# folder with trace=; the figures still go to DIR/figures/:
-#     gnuplot -e "dir='runs/attn'; trace='runs/attn/trace'" plots/attention.gp
+# For the trace of a single run (attnlab attention --out T writes T/NAME.tsv,
+# T/trace_vars.gp and the folder T/figures/), name the folder with trace=; the figures go
+# to DIR/figures/, which must exist:
+#     gnuplot -e "dir='runs/attn/trace'; trace='runs/attn/trace'" plots/attention.gp
 #
 # What to look for. In copy, output t must reproduce input t, so a model that solved the
 # task by attention shows a dark diagonal in attention_rnn and in at least one cross-
@@ -53,17 +58,16 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
-# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
-# name cannot become a command.
-shq_body(s) = strstrt(s, "'") == 0 ? s : \
-    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
-shq(s) = "'".shq_body(s)."'"
-file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
-if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
+# A comparison directory's facts (models, and which of them were traced); the trace of a
+# single run (trace=FOLDER) comes without them.
+if (!exists("trace")) { load dir."/figure_vars.gp" }
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
-# temporary one and moves each figure into DIR/figures once it is complete).
+# temporary one and moves each figure into DIR/figures once it is complete); it must
+# exist (attnlab makes it).
 if (!exists("figs")) { figs = dir."/figures" }
-system("mkdir -p ".shq(figs))
+# The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
+# ("svg" in the page in the browser).
+if (!exists("formats")) { formats = "png svg" }
 # A group of runs is named after its model, plus the settings that tell its setups apart
 # ("rnn_attention:cell=lstm"); people read it as the command line said it
 # ("rnn_attention --cell lstm").
@@ -89,21 +93,32 @@ if (exists("models")) {
 # Where the matrices are: one folder per group in a comparison, or the one given.
 rnn_dir = exists("trace") ? trace : dir."/trace/".rnn_group
 tdir    = exists("trace") ? trace : dir."/trace/".tfm_group
-# ---- Labels: a labelled matrix read in two parts ---------------------------------------
+# ---- The matrices, as attnlab wrote them for gnuplot -------------------------------------
 # A matrix file holds the tokens in its first row and first column, the weights
 # elsewhere. gnuplot's data reader would take a token starting with '#' for a comment and
 # a '"' for the start of a quoted string, and its enhanced text would take x_1 for a
-# subscript, so the two parts are read apart: the weights through a pipe that cuts the
-# labels off (numbers only), the tokens as plain strings (system() returns text, which
-# is never parsed), drawn as tic labels with enhanced text off.
-numbers(f) = "< tail -n +2 ".shq(f)." | cut -f 2-"
-col_labels(f) = system("head -n 1 ".shq(f)." | cut -f 2-")   # separated by tabs
-row_labels(f) = system("tail -n +2 ".shq(f)." | cut -f 1")   # one per line
+# subscript. So attnlab writes, beside the files, trace_vars.gp: for each NAME.tsv, under
+# the stem tr_NAME (every character but letters and digits as _), the weights alone as a
+# datablock $tr_NAME, and the tokens as strings (tr_NAME_cols, tr_NAME_rows, separated by
+# tabs; tr_NAME_corner) that are never parsed; they are drawn as tic labels with
+# enhanced text off. figure_vars.gp's traced names the groups whose folder has one.
+is_traced(g) = strstrt(" ".traced." ", " ".g." ") > 0
+if (exists("trace")) {
+    load trace."/trace_vars.gp"
+} else {
+    if (!exists("traced")) { traced = "" }
+    if (is_traced(rnn_group)) { load rnn_dir."/trace_vars.gp" }
+    if (is_traced(tfm_group)) { load tdir."/trace_vars.gp" }
+}
+has(s) = exists(s."_corner")
+numbers(s) = "$".s
+col_labels(s) = value(s."_cols")   # separated by tabs
+row_labels(s) = value(s."_rows")   # separated by tabs
 # item k (from 1) of the list s whose items are separated by sep
 item(s, sep, k) = k <= 1 ? (strstrt(s, sep) == 0 ? s : s[1:strstrt(s, sep) - 1]) : \
     item(s[strstrt(s, sep) + 1:], sep, k - 1)
 # The corner cell of a matrix file names its axes, "rows\cols" (e.g. "tgt\src").
-corner(f) = system("head -n 1 ".shq(f)." | cut -f 1")
+corner(s) = value(s."_corner")
 rows_of(c) = strstrt(c, "\\") > 0 ? c[1:strstrt(c, "\\") - 1] : c
 cols_of(c) = strstrt(c, "\\") > 0 ? c[strstrt(c, "\\") + 1:] : c
 noun(a) = a eq "src" ? "source token" : a eq "tgt" ? "output token" : \
@@ -129,27 +144,28 @@ unset key
 
 # ---- the additive attention of rnn_attention -------------------------------------------
 f = rnn_dir."/alignment.tsv"
-if (!file_exists(f)) {
+m = "tr_alignment"
+if (!has(m)) {
     print "attention.gp: no ".f." (rnn_attention not traced): skipping attention_rnn"
 } else {
-    stats numbers(f) matrix nooutput
+    stats numbers(m) matrix nooutput
     nx = int(STATS_size_x); ny = int(STATS_size_y)
     n = nx > ny ? nx : ny
     pmax = STATS_max > 0 ? STATS_max : 1
-    c = corner(f)
+    c = corner(m)
     # one tic per token: keys along x, queries along y
-    xl = col_labels(f); yl = row_labels(f)
+    xl = col_labels(m); yl = row_labels(m)
     set xtics () noenhanced
     set ytics () noenhanced
     do for [k = 1:nx] { set xtics add (item(xl, "\t", k) k - 1) }
-    do for [k = 1:ny] { set ytics add (item(yl, "\n", k) k - 1) }
+    do for [k = 1:ny] { set ytics add (item(yl, "\t", k) k - 1) }
     # Numbers in the cells when they fit; white on dark cells, black on light ones.
     show_values = n <= 12
     # smaller token labels for long examples, so neighbours do not overlap
     tic_font = n <= 24 ? ",12" : n <= 40 ? ",9" : ",7"
     set tics font tic_font
     ink(v) = v / pmax > 0.55 ? 0xFFFFFF : 0x222222
-    do for [fmt in "png svg"] {
+    do for [fmt in formats] {
         if (fmt eq "png") {
             set terminal pngcairo size 960, 900 font "sans,12" enhanced
         } else {
@@ -171,35 +187,31 @@ if (!file_exists(f)) {
         set xlabel xname(c)
         set ylabel yname(c)
         if (show_values) {
-            plot numbers(f) matrix using 1:2:($3 / pmax) with image, \
-                 numbers(f) matrix \
+            plot numbers(m) matrix using 1:2:($3 / pmax) with image, \
+                 numbers(m) matrix \
                      using 1:2:($3 < 0.005 ? "" : sprintf("%.2f", $3)):(ink($3)) \
                      with labels tc rgb variable font ",10"
         } else {
-            plot numbers(f) matrix using 1:2:($3 / pmax) with image
+            plot numbers(m) matrix using 1:2:($3 / pmax) with image
         }
         set output
     }
     set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
     set tics font ",12"
-    print "attention.gp: wrote ".figs."/attention_rnn.png and .svg"
+    print "attention.gp: wrote ".figs."/attention_rnn (".formats.")"
 }
 
 # ---- the Transformer: one grid of heads per kind of attention --------------------------
-if (!exists("tfm_layers")) {
-    tfm_layers = int(system("ls ".shq(tdir)." 2>/dev/null | " . \
-                            "grep -c '^enc_self\\.l[0-9]*\\.h0\\.tsv$'"))
-}
-if (!exists("tfm_heads")) {
-    tfm_heads = int(system("ls ".shq(tdir)." 2>/dev/null | " . \
-                           "grep -c '^enc_self\\.l0\\.h[0-9]*\\.tsv$'"))
-}
-R = tfm_layers
-C = tfm_heads
+# layers and heads: as many as the trace has matrices of encoder self-attention
+R = 0
+while (has(sprintf("tr_enc_self_l%d_h0", R))) { R = R + 1 }
+C = 0
+while (has(sprintf("tr_enc_self_l0_h%d", C))) { C = C + 1 }
 
 do for [kind in "enc_self dec_self cross"] {
     first = tdir."/".kind.".l0.h0.tsv"
-    if (R < 1 || C < 1 || !file_exists(first)) {
+    m = "tr_".kind."_l0_h0"
+    if (R < 1 || C < 1 || !has(m)) {
         print "attention.gp: no ".first." (transformer not traced): skipping attention_".kind
     } else {
         sub = "{/*0.85 rows: queries (who looks), columns: keys (what is looked at); " . \
@@ -216,16 +228,16 @@ do for [kind in "enc_self dec_self cross"] {
               "the causal mask hides the steps that come later}" : \
               who." cross-attention: output steps over source tokens\n".sub."\n" . \
               "{/*0.85 a diagonal means output t looks at input t}"
-        stats numbers(first) matrix nooutput
+        stats numbers(m) matrix nooutput
         nx = int(STATS_size_x); ny = int(STATS_size_y)
         n = nx > ny ? nx : ny
-        c = corner(first)
+        c = corner(m)
         # the tokens of the example, the same in every panel of this kind
-        xl = col_labels(first); yl = row_labels(first)
+        xl = col_labels(m); yl = row_labels(m)
         set xtics () noenhanced
         set ytics () noenhanced
         do for [k = 1:nx] { set xtics add (item(xl, "\t", k) k - 1) }
-        do for [k = 1:ny] { set ytics add (item(yl, "\n", k) k - 1) }
+        do for [k = 1:ny] { set ytics add (item(yl, "\t", k) k - 1) }
         # Panel size in pixels grows with the number of tokens so the labels stay legible.
         cell = n <= 12 ? 280 : n <= 24 ? 380 : 520
         tic_font = n <= 12 ? ",11" : n <= 24 ? ",9" : ",7"
@@ -239,7 +251,7 @@ do for [kind in "enc_self dec_self cross"] {
             W = left + C * cell + (C - 1) * gap + right
         }
         H = top + R * cell + (R - 1) * vgap + bottom
-        do for [fmt in "png svg"] {
+        do for [fmt in formats] {
             if (fmt eq "png") {
                 set terminal pngcairo size W, H font "sans,12" enhanced
             } else {
@@ -252,6 +264,7 @@ do for [kind in "enc_self dec_self cross"] {
             do for [k = 0:R - 1] {
                 do for [j = 0:C - 1] {
                     f = sprintf("%s/%s.l%d.h%d.tsv", tdir, kind, k, j)
+                    m = sprintf("tr_%s_l%d_h%d", kind, k, j)
                     x0 = left + j * (cell + gap)
                     y0 = bottom + (R - 1 - k) * (cell + vgap)
                     set lmargin at screen 1.0 * x0 / W
@@ -260,8 +273,8 @@ do for [kind in "enc_self dec_self cross"] {
                     set tmargin at screen 1.0 * (y0 + cell) / H
                     # this panel's own scale: its largest weight is the darkest blue
                     pmax = 1
-                    if (file_exists(f)) {
-                        stats numbers(f) matrix nooutput
+                    if (has(m)) {
+                        stats numbers(m) matrix nooutput
                         pmax = STATS_max > 0 ? STATS_max : 1
                     }
                     set title sprintf("layer %d, head %d  (max %.2f)", k, j, pmax) font ",12"
@@ -275,7 +288,7 @@ do for [kind in "enc_self dec_self cross"] {
                     } else {
                         unset colorbox
                     }
-                    if (!file_exists(f)) {
+                    if (!has(m)) {
                         print "attention.gp: missing ".f.": that panel is left empty"
                         set label 9 "missing" at graph 0.5, graph 0.5 center
                         plot [0:1] [0:1] NaN
@@ -283,10 +296,10 @@ do for [kind in "enc_self dec_self cross"] {
                     } else {
                         if (kind eq "dec_self") {
                             # keys after the query ($1 > $2) are masked: draw nothing there
-                            plot numbers(f) matrix \
+                            plot numbers(m) matrix \
                                 using 1:2:($1 > $2 ? NaN : $3 / pmax) with image
                         } else {
-                            plot numbers(f) matrix using 1:2:($3 / pmax) with image
+                            plot numbers(m) matrix using 1:2:($3 / pmax) with image
                         }
                     }
                 }
@@ -296,6 +309,6 @@ do for [kind in "enc_self dec_self cross"] {
             set tics font ",12"
         }
         set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
-        print "attention.gp: wrote ".figs."/attention_".kind.".png and .svg"
+        print "attention.gp: wrote ".figs."/attention_".kind." (".formats.")"
     }
 }

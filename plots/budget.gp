@@ -10,7 +10,6 @@
 # left out), both on log scales so that 300 and 30,000 steps both read.
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, task, models, seeds)
-#        DIR/task.txt when present: the task's name, as text
 #        DIR/budget.tsv, one row per model and logged step, statistics over seeds:
 #          model step seeds running seconds_median seq_median seq_min seq_max
 #          tok_median tok_min tok_max
@@ -41,17 +40,13 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
-# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
-# name cannot become a command.
-shq_body(s) = strstrt(s, "'") == 0 ? s : \
-    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
-shq(s) = "'".shq_body(s)."'"
-# The task's name comes from a file name (task file:PATH), so it is read as text, never
-# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
-# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
-task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
-if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
+# The task's name comes from a file name (task file:PATH), so attnlab writes it in
+# figure_vars.gp as a single-quoted string, never code; titles that show it are drawn
+# without enhanced text.
 if (!exists("figs")) { figs = dir."/figures" }
+# The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
+# ("svg" in the page in the browser).
+if (!exists("formats")) { formats = "png svg" }
 data = dir."/budget.tsv"
 at_data = dir."/budget_at.tsv"
 out  = figs."/budget"
@@ -66,7 +61,6 @@ if (!exists("STATS_records") || STATS_records == 0) {
     print "budget.gp: no run logged a validation (train_log.tsv without val_ columns): skipping budget"
     exit
 }
-system("mkdir -p ".shq(figs))
 
 # One colour per group, the same in every figure (Okabe–Ito, safe for colour blindness):
 # a model's own colour for its first group, the spare colours for its variants. A group
@@ -108,7 +102,7 @@ at_of(i, meas, col) = strcol("model") eq model(i) && strcol("measure") eq meas ?
 band = "fs transparent solid 0.22 noborder"
 mid  = "lines lw 2"
 
-do for [fmt in "png svg"] {
+do for [fmt in formats] {
     if (fmt eq "png") {
         set terminal pngcairo size 1300, 980 font "sans,12" enhanced
     } else {
@@ -176,5 +170,8 @@ do for [fmt in "png svg"] {
     set output
     set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
     set xrange [*:*]; set yrange [*:*]
+    # and the tics back on as the pass found them: `set tics` turns on an axis whose tics
+    # `unset tics` turned off, mirrored, so the next format would differ from this one
+    set xtics; set ytics; set ztics; set cbtics
 }
-print "budget.gp: wrote ".out.".png and ".out.".svg"
+print "budget.gp: wrote ".out." (".formats.")"

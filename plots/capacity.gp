@@ -11,7 +11,6 @@
 # copied; above it, the model also copies lengths it never trained on.
 #
 # Reads. DIR/figure_vars.gp (train_min, train_max, task, seeds)
-#        DIR/task.txt when present: the task's name, as text
 #        DIR/capacity.tsv, one row per setup:
 #          model base setups params seeds reach_median reach_min reach_max
 #          tok_train_max_mean tok_train_max_min tok_train_max_max
@@ -31,15 +30,13 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
-shq_body(s) = strstrt(s, "'") == 0 ? s : \
-    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
-shq(s) = "'".shq_body(s)."'"
-# The task's name comes from a file name (task file:PATH), so it is read as text, never
-# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
-# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
-task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
-if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
+# The task's name comes from a file name (task file:PATH), so attnlab writes it in
+# figure_vars.gp as a single-quoted string, never code; titles that show it are drawn
+# without enhanced text.
 if (!exists("figs")) { figs = dir."/figures" }
+# The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
+# ("svg" in the page in the browser).
+if (!exists("formats")) { formats = "png svg" }
 data = dir."/capacity.tsv"
 out  = figs."/capacity"
 
@@ -54,7 +51,6 @@ if (!exists("STATS_records") || STATS_records == 0 || STATS_max < 2) {
 }
 stats data using "reach_max" nooutput
 top = STATS_max > train_max ? STATS_max : train_max
-system("mkdir -p ".shq(figs))
 
 colour(m) = m eq "lstm" ? "#D55E00" : m eq "rnn_attention" ? "#0072B2" : \
             m eq "transformer" ? "#009E73" : "#CC79A7"
@@ -70,7 +66,7 @@ flags(s) = strstrt(s, ",") == 0 ? flag(s) : \
 pretty(m) = strstrt(m, ":") == 0 ? m : base_of(m)." ".flags(m[strstrt(m, ":") + 1:])
 of(b, col) = strcol("base") eq b ? column(col) : NaN
 
-do for [fmt in "png svg"] {
+do for [fmt in formats] {
     if (fmt eq "png") {
         set terminal pngcairo size 1000, 700 font "sans,12" enhanced
     } else {
@@ -104,4 +100,4 @@ do for [fmt in "png svg"] {
     unset label 1
     set output
 }
-print "capacity.gp: wrote ".out.".png and ".out.".svg"
+print "capacity.gp: wrote ".out." (".formats.")"

@@ -33,17 +33,15 @@ if (!exists("dir")) {
     exit status 2
 }
 load dir."/figure_vars.gp"
-# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
-# name cannot become a command.
-shq_body(s) = strstrt(s, "'") == 0 ? s : \
-    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
-shq(s) = "'".shq_body(s)."'"
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
-# temporary one and moves each figure into DIR/figures once it is complete).
+# temporary one and moves each figure into DIR/figures once it is complete); it must
+# exist (attnlab makes it).
 if (!exists("figs")) { figs = dir."/figures" }
+# The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
+# ("svg" in the page in the browser).
+if (!exists("formats")) { formats = "png svg" }
 data = dir."/cost.tsv"
 out  = figs."/cost"
-system("mkdir -p ".shq(figs))
 
 set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
@@ -131,7 +129,7 @@ how = runs > 1 ? sprintf("median over %d runs of one measurement each", runs) : 
 mean = "linespoints lw 2 pt 7 ps 0.8"
 refline = "lines lw 1.2 lc rgb '#999999'"
 
-do for [fmt in "png svg"] {
+do for [fmt in formats] {
     if (fmt eq "png") {
         set terminal pngcairo size 1400, 720 font "sans,12" enhanced
     } else {
@@ -188,4 +186,4 @@ do for [fmt in "png svg"] {
     unset label 1; unset label 2
     unset logscale x; unset logscale y
 }
-print "cost.gp: wrote ".out.".png and ".out.".svg"
+print "cost.gp: wrote ".out." (".formats.")"

@@ -14,23 +14,26 @@
 #
 #   c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t      h_t = o_t ⊙ tanh(c_t)
 #
-# Reads. DIR/figure_vars.gp when present (task; models, whose first LSTM group names the
-#        trace folder, e.g. trace/lstm:hidden=256/ in a sweep)
-#        DIR/task.txt when present: the task's name, as text
+# Reads. DIR/figure_vars.gp, not read when trace= is given (task; models, whose first
+#        LSTM group names the trace folder, e.g. trace/lstm:hidden=256/ in a sweep;
+#        traced, the groups whose trace folder holds a trace_vars.gp)
+#        DIR/trace/lstm/trace_vars.gp, which attnlab writes beside the matrices below:
+#        their tokens as strings and their values as datablocks (the matrices themselves
+#        are not read: without a shell gnuplot cannot cut their labels off)
 #        DIR/trace/lstm/enc.gate_i.tsv enc.gate_f.tsv enc.gate_o.tsv enc.cell.tsv
 #                       (src × unit: one row per source step, one column per unit)
 #        DIR/trace/lstm/dec.gate_i.tsv dec.gate_f.tsv dec.gate_o.tsv dec.cell.tsv
 #                       (tgt × unit)
 #        labelled matrices as in docs/results-format.md; the rows become the x axis here.
-#        The tokens are read as plain text and drawn as written: a token of your own
-#        data may be any word, '#', '"' and '{' included.
-# Writes. DIR/figures/gates.png and DIR/figures/gates.svg (FIGS/ instead with
-#         figs='FIGS'); nothing (with a message) when the LSTM was not traced.
+#        The tokens are plain text and drawn as written: a token of your own data may
+#        be any word, '#', '"' and '{' included.
+# Writes. DIR/figures/gates.png and DIR/figures/gates.svg, or the formats formats= names
+#         (FIGS/ instead with figs='FIGS', which must exist); nothing (with a message) when the LSTM was not traced.
 #
 # Run, from the top of the source tree:
 #     gnuplot -e "dir='results/demo'" plots/gates.gp
 # For the trace of a single run (e.g. `make demo`), name its folder with trace=:
-#     gnuplot -e "dir='results/demo/runs/lstm-s1'; trace='results/demo/runs/lstm-s1/trace'" plots/gates.gp
+#     gnuplot -e "dir='results/demo/runs/lstm-s1/trace'; trace='results/demo/runs/lstm-s1/trace'" plots/gates.gp
 #
 # What to look for. The LSTM has no attention: the gates are its only way of choosing
 # what to keep. A unit whose forget gate stays near 1 (dark) keeps its cell value from
@@ -49,18 +52,13 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
-# Paths go to a shell only inside single quotes, each ' written '\'' (shq), so a folder
-# name cannot become a command.
-shq_body(s) = strstrt(s, "'") == 0 ? s : \
-    s[1:strstrt(s, "'") - 1]."'\\''".shq_body(s[strstrt(s, "'") + 1:])
-shq(s) = "'".shq_body(s)."'"
-# The task's name comes from a file name (task file:PATH), so it is read as text, never
-# as code: DIR/task.txt, which attnlab report writes (an older comparison directory names
-# it in figure_vars.gp instead). Titles that show it are drawn without enhanced text.
-task_text = system("cat ".shq(dir."/task.txt")." 2>/dev/null")
-if (strlen(task_text) > 0 || !exists("task")) { task = task_text }
-file_exists(f) = int(system("test -f ".shq(f)." && echo 1 || echo 0"))
-if (file_exists(dir."/figure_vars.gp")) { load dir."/figure_vars.gp" }
+# The task's name comes from a file name (task file:PATH), so attnlab writes it in
+# figure_vars.gp as a single-quoted string, never code; titles that show it are drawn
+# without enhanced text.
+# A comparison directory's facts (task, models, and which groups were traced); the trace
+# of a single run (trace=FOLDER) comes without them.
+if (!exists("trace")) { load dir."/figure_vars.gp" }
+if (!exists("task")) { task = "" }
 # A group of runs is named after its model, plus the settings that tell its setups apart
 # ("lstm:hidden=256"); people read it as the command line said it ("lstm --hidden 256").
 base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m
@@ -81,21 +79,34 @@ if (exists("models")) {
 # Where the matrices are: the group's folder of a comparison, or the one given.
 tdir = exists("trace") ? trace : dir."/trace/".group
 # The figures go to DIR/figures, or to the folder figs names (attnlab report passes a
-# temporary one and moves each figure into DIR/figures once it is complete).
+# temporary one and moves each figure into DIR/figures once it is complete); it must
+# exist (attnlab makes it).
 if (!exists("figs")) { figs = dir."/figures" }
+# The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
+# ("svg" in the page in the browser).
+if (!exists("formats")) { formats = "png svg" }
 out  = figs."/gates"
-system("mkdir -p ".shq(figs))
 parts = "enc dec"
 kinds = "gate_i gate_f gate_o cell"
 
 # A matrix file holds the tokens in its first column (and the unit numbers in its first
 # row), the values elsewhere. gnuplot's data reader would take a token starting with '#'
 # for a comment and a '"' for the start of a quoted string, and its enhanced text would
-# take x_1 for a subscript, so the two parts are read apart: the values through a pipe
-# that cuts the labels off (numbers only), the tokens as one plain string (system()
-# returns text, which is never parsed), drawn as tic labels with enhanced text off.
-numbers(f) = "< tail -n +2 ".shq(f)." | cut -f 2-"
-row_labels(f) = system("tail -n +2 ".shq(f)." | cut -f 1")   # one per line
+# take x_1 for a subscript. So attnlab writes, beside the files, trace_vars.gp: for each
+# NAME.tsv, under the stem tr_NAME (every character but letters and digits as _), the
+# values alone as a datablock $tr_NAME and the tokens as one string (tr_NAME_rows,
+# separated by tabs) that is never parsed; they are drawn as tic labels with enhanced
+# text off. figure_vars.gp's traced names the groups whose folder has one.
+is_traced(g) = strstrt(" ".traced." ", " ".g." ") > 0
+if (exists("trace")) {
+    load trace."/trace_vars.gp"
+} else {
+    if (!exists("traced")) { traced = "" }
+    if (is_traced(group)) { load tdir."/trace_vars.gp" }
+}
+stem(p, g) = "tr_".p."_".g   # enc.gate_i.tsv: tr_enc_gate_i
+numbers(m) = "$".m
+row_labels(m) = value(m."_rows")   # separated by tabs
 # item k (from 1) of the list s whose items are separated by sep
 item(s, sep, k) = k <= 1 ? (strstrt(s, sep) == 0 ? s : s[1:strstrt(s, sep) - 1]) : \
     item(s[strstrt(s, sep) + 1:], sep, k - 1)
@@ -103,8 +114,7 @@ item(s, sep, k) = k <= 1 ? (strstrt(s, sep) == 0 ? s : s[1:strstrt(s, sep) - 1])
 missing = ""
 do for [p in parts] {
     do for [g in kinds] {
-        f = tdir."/".p.".".g.".tsv"
-        if (!file_exists(f)) { missing = missing." ".p.".".g.".tsv" }
+        if (!exists(stem(p, g)."_corner")) { missing = missing." ".p.".".g.".tsv" }
     }
 }
 if (strlen(missing) > 0) {
@@ -114,20 +124,14 @@ if (strlen(missing) > 0) {
 
 # ---- choose the units ----------------------------------------------------------------
 # The mean forget gate of unit u over every step of both halves; the K highest, sorted.
-# The two forget-gate matrices are read once, their values only, into datablocks.
-set print $enc_f
-print system("tail -n +2 ".shq(tdir."/enc.gate_f.tsv")." | cut -f 2-")
-set print $dec_f
-print system("tail -n +2 ".shq(tdir."/dec.gate_f.tsv")." | cut -f 2-")
-set print "-"
-stats $enc_f matrix nooutput
+stats $tr_enc_gate_f matrix nooutput
 units = int(STATS_size_x)
 K = units < 8 ? units : 8
 array fmean[units]
 do for [u = 0:units - 1] {
-    stats $enc_f matrix every ::u::u using 3 nooutput
+    stats $tr_enc_gate_f matrix every ::u::u using 3 nooutput
     s_enc = STATS_sum; n_enc = STATS_records
-    stats $dec_f matrix every ::u::u using 3 nooutput
+    stats $tr_dec_gate_f matrix every ::u::u using 3 nooutput
     fmean[u + 1] = (s_enc + STATS_sum) / (n_enc + STATS_records)
 }
 # chosen[r] is the unit (from 0) of rank r (from 1): K passes of "the largest not taken"
@@ -150,14 +154,14 @@ kth = fmean[chosen[K] + 1]   # the lowest mean among the chosen
 # matrix becomes a datablock ($enc_gate_i, ...) of (step, rank, value) triples.
 do for [p in parts] {
     do for [g in kinds] {
-        f = tdir."/".p.".".g.".tsv"
+        f = numbers(stem(p, g))
         eval sprintf("set table $%s_%s", p, g)
-        plot numbers(f) matrix every ::chosen[1]::chosen[1] using 2:(0):3 with table
+        plot f matrix every ::chosen[1]::chosen[1] using 2:(0):3 with table
         unset table
         do for [r = 2:K] {
             u = chosen[r]
             eval sprintf("set table $%s_%s append", p, g)
-            plot numbers(f) matrix every ::u::u using 2:(r - 1):3 with table
+            plot f matrix every ::u::u using 2:(r - 1):3 with table
             unset table
         }
     }
@@ -170,13 +174,11 @@ do for [u = 1:units] {
     print sprintf("%d\t%.6f\t%d", above + 1, fmean[u], taken[u])
 }
 set print "-"
-# The tokens of each step (the row labels), one per line.
-enc_tokens = row_labels(tdir."/enc.gate_i.tsv")
-dec_tokens = row_labels(tdir."/dec.gate_i.tsv")
-stats numbers(tdir."/enc.gate_i.tsv") matrix nooutput
-enc_steps = int(STATS_size_y)
-stats numbers(tdir."/dec.gate_i.tsv") matrix nooutput
-dec_steps = int(STATS_size_y)
+# The tokens of each step (the row labels), separated by tabs.
+enc_tokens = row_labels("tr_enc_gate_i")
+dec_tokens = row_labels("tr_dec_gate_i")
+enc_steps = tr_enc_gate_i_ny
+dec_steps = tr_dec_gate_i_ny
 # One colour scale for the cell state of the chosen units in both halves, symmetric
 # about 0.
 stats $enc_cell using 3 nooutput
@@ -209,7 +211,7 @@ heading = sprintf("%s: the %d units of %d with the longest memory, over one exam
           "x: the steps, labelled with their tokens; gates 0 = closed (white) … " . \
           "1 = open (dark)"
 
-do for [fmt in "png svg"] {
+do for [fmt in formats] {
     if (fmt eq "png") {
         set terminal pngcairo size W, H font "sans,12" enhanced
     } else {
@@ -261,7 +263,7 @@ do for [fmt in "png svg"] {
             # one tic per step, labelled with its token; smaller type for long examples
             tic_font = n <= 24 ? ",12" : n <= 40 ? ",9" : ",7"
             set xtics () noenhanced font tic_font
-            do for [k = 1:n] { set xtics add (item(toks, "\n", k) k - 1) }
+            do for [k = 1:n] { set xtics add (item(toks, "\t", k) k - 1) }
             if (r == 4) { set xlabel steps_name(p) } else { unset xlabel }
             eval sprintf("plot $%s_%s using 1:2:3 with image notitle", p, g)
         }
@@ -292,4 +294,4 @@ do for [fmt in "png svg"] {
     set output
     set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1
 }
-print "gates.gp: wrote ".out.".png and ".out.".svg"
+print "gates.gp: wrote ".out." (".formats.")"

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/cli/report.h"
 #include "reportutil.h"
 #include "testutil.h"
 
@@ -68,13 +69,36 @@ static int run_shell(const char *cmd)
     return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Copies the fixture into a fresh directory made from tmpl (mkdtemp). */
+/* Writes trace_vars.gp into every folder of dir/trace/, as attnlab report does for the
+ * traces it copies (report_write_trace_vars): the scripts read the traces from it. */
+static void write_trace_vars(const char *dir)
+{
+    char trace[PATH_LEN], sub[2 * PATH_LEN], err[512];
+    snprintf(trace, sizeof trace, "%s/trace", dir);
+    DIR *d = opendir(trace);
+    if (!d)
+        return; /* no trace: nothing to write */
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        snprintf(sub, sizeof sub, "%s/%s", trace, e->d_name);
+        if (e->d_name[0] == '.' || stat(sub, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        ck_assert_msg(report_write_trace_vars(sub, err, sizeof err) == 0, "%s", err);
+    }
+    closedir(d);
+}
+
+/* Copies the fixture into a fresh directory made from tmpl (mkdtemp), with what attnlab
+ * report adds before it runs a script: trace_vars.gp beside the traces and figures/. */
 static void copy_fixture(char *tmpl)
 {
     ck_assert_msg(mkdtemp(tmpl) != NULL, "mkdtemp(%s) failed", tmpl);
     char cmd[CMD_LEN];
-    snprintf(cmd, sizeof cmd, "cp -r '%s/tests/fixtures/compare/.' '%s/'", src_root(), tmpl);
+    snprintf(cmd, sizeof cmd, "cp -r '%s/tests/fixtures/compare/.' '%s/' && mkdir '%s/figures'",
+             src_root(), tmpl, tmpl);
     ck_assert_msg(run_shell(cmd) == 0, "could not copy the fixture: %s", cmd);
+    write_trace_vars(tmpl);
 }
 
 /* Removes a directory this test made with mkdtemp. */
@@ -85,16 +109,20 @@ static void remove_dir(const char *dir)
     (void)run_shell(cmd);
 }
 
-/* Runs plots/<script>.gp on dir, standard output to dir/<script>.out and standard error
- * to dir/<script>.err. Returns gnuplot's exit status. */
-static int draw(const char *dir, const char *script)
+/* Runs plots/<script>.gp on dir with the gnuplot settings expr (e.g. "formats='svg'")
+ * added, standard output to dir/<script>.out and standard error to dir/<script>.err.
+ * Returns gnuplot's exit status. */
+static int draw_with(const char *dir, const char *script, const char *expr)
 {
     char cmd[CMD_LEN];
     snprintf(cmd, sizeof cmd,
-             "gnuplot -e \"dir='%s'\" '%s/plots/%s.gp' > '%s/%s.out' 2> '%s/%s.err'", dir,
-             src_root(), script, dir, script, dir, script);
+             "gnuplot -e \"dir='%s'; %s\" '%s/plots/%s.gp' > '%s/%s.out' 2> '%s/%s.err'", dir,
+             expr, src_root(), script, dir, script, dir, script);
     return run_shell(cmd);
 }
+
+/* draw_with, the formats left to the script (PNG and SVG). */
+static int draw(const char *dir, const char *script) { return draw_with(dir, script, ""); }
 
 /* Reads up to n-1 bytes of a file into buf (NUL-terminated); returns the count, or -1. */
 static long read_head(const char *path, char *buf, size_t n)
@@ -204,7 +232,7 @@ START_TEST(test_variants_draw)
     /* every model as a variant, its rows and its trace folder renamed to match */
     snprintf(cmd, sizeof cmd, "cd '%s' && sed -i 's/^lstm\t/lstm:hidden=128\t/; "
              "s/^rnn_attention\t/rnn_attention:cell=lstm\t/; s/^transformer\t/transformer:"
-             "pos=learned,forget_bias=0\t/; s/^models = .*/models = \"lstm:hidden=128 "
+             "pos=learned,forget_bias=0\t/; s/^\\(models\\|traced\\) = .*/\\1 = \"lstm:hidden=128 "
              "rnn_attention:cell=lstm transformer:pos=learned,forget_bias=0\"/' *.tsv "
              "figure_vars.gp && cd trace && mv lstm lstm:hidden=128 && mv rnn_attention "
              "rnn_attention:cell=lstm && mv transformer transformer:pos=learned,forget_bias=0",
@@ -238,7 +266,9 @@ START_TEST(test_missing_traces_skip)
     char dir[] = "/tmp/attnlab-plots-XXXXXX";
     copy_fixture(dir);
     char cmd[CMD_LEN];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s/trace'", dir);
+    /* as attnlab report leaves it: no trace, and figure_vars.gp names none */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/trace' && sed -i 's/^traced = .*/traced = \"\"/' "
+             "'%s/figure_vars.gp'", dir, dir);
     ck_assert(run_shell(cmd) == 0);
     int status = draw(dir, c->script);
     ck_assert_msg(status == 0, "plots/%s.gp exited with %d without traces", c->script,
@@ -279,6 +309,8 @@ START_TEST(test_paths_are_quoted_for_the_shell)
     }
     int cst;
     ck_assert(waitpid(cp, &cst, 0) == cp && WIFEXITED(cst) && WEXITSTATUS(cst) == 0);
+    write_trace_vars(dir);
+    ru_mkdir_p(figs); /* attnlab makes the folder of the figures */
     /* gnuplot's single quotes: '' is a quote, nothing else is special */
     char expr[4 * RU_PATH], qdir[2 * RU_PATH], qfigs[2 * RU_PATH], script[RU_PATH];
     size_t o = 0;
@@ -419,6 +451,7 @@ START_TEST(every_token_is_drawn_as_written)
                      gates[g]);
             write_odd_matrix(path, half ? "tgt\\unit" : "src\\unit", N_ODD, 6, 1, gate_value);
         }
+    write_trace_vars(dir); /* as attnlab does once it has the traces */
     static char texts[1 << 16];
     /* the additive attention: every token on both axes, every cell's value */
     ck_assert_msg(draw(dir, "attention") == 0, "plots/attention.gp failed: %s",
@@ -450,6 +483,84 @@ START_TEST(every_token_is_drawn_as_written)
     ck_assert_msg(has_run(texts, odd_words, N_ODD, 1), "the gates' steps are not drawn as "
                   "written:\n%s", texts);
     remove_dir(dir);
+}
+END_TEST
+
+/* ---- no script needs a shell ----------------------------------------------------------- */
+
+/* Where there is no shell (gnuplot in WebAssembly, Windows) a script that asks one for
+ * something stops there: no system(), no backquote, no data piped through a command
+ * ("< cmd"). What the scripts would have asked attnlab writes for them. */
+START_TEST(no_script_runs_a_shell)
+{
+    const figure_case *c = &figure_cases[_i];
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/plots/%s.gp", src_root(), c->script);
+    char *text = ru_slurp(path, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    int line = 1;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n')
+            line++;
+        if (*p == '#') { /* a comment runs to the end of its line */
+            const char *prev = p;
+            while (prev > text && prev[-1] != '\n' && (prev[-1] == ' ' || prev[-1] == '\t'))
+                prev--;
+            if (prev == text || prev[-1] == '\n') {
+                p += strcspn(p, "\n") - 1;
+                continue;
+            }
+        }
+        ck_assert_msg(strncmp(p, "system(", 7) != 0, "plots/%s.gp line %d calls system()",
+                      c->script, line);
+        ck_assert_msg(*p != '`', "plots/%s.gp line %d has a backquote (a shell command)",
+                      c->script, line);
+        ck_assert_msg(!((*p == '"' || *p == '\'') && p[1] == '<'),
+                      "plots/%s.gp line %d reads data through a command (\"< ...\")",
+                      c->script, line);
+    }
+    free(text);
+}
+END_TEST
+
+/* ---- the SVG of an SVG-only run is the SVG of a PNG and SVG run ------------------------- */
+
+/* The page in the browser draws SVG only (formats='svg'); attnlab report draws PNG then
+ * SVG. A setting the PNG pass leaves behind must not reach the SVG: both must be the same
+ * bytes. */
+START_TEST(svg_alone_is_the_svg_drawn_after_png)
+{
+    const figure_case *c = &figure_cases[_i];
+    char both[] = "/tmp/attnlab-plots-XXXXXX", alone[] = "/tmp/attnlab-plots-XXXXXX";
+    copy_fixture(both);
+    copy_fixture(alone);
+    ck_assert_msg(draw_with(both, c->script, "formats='png svg'") == 0, "plots/%s.gp failed: %s",
+                  c->script, peek(both, c->script, "err"));
+    ck_assert_msg(draw_with(alone, c->script, "formats='svg'") == 0, "plots/%s.gp failed: %s",
+                  c->script, peek(alone, c->script, "err"));
+    for (size_t k = 0; c->figures[k]; k++) {
+        char a[PATH_LEN], b[PATH_LEN];
+        snprintf(a, sizeof a, "%s/figures/%s.png", alone, c->figures[k]);
+        ck_assert_msg(access(a, F_OK) != 0, "formats='svg' wrote %s", a);
+        snprintf(a, sizeof a, "%s/figures/%s.svg", alone, c->figures[k]);
+        snprintf(b, sizeof b, "%s/figures/%s.svg", both, c->figures[k]);
+        size_t la = 0, lb = 0;
+        char *sa = ru_slurp(a, &la), *sb = ru_slurp(b, &lb);
+        ck_assert_msg(sa && sb, "%s or %s was not written", a, b);
+        size_t at = 0;
+        while (at < la && at < lb && sa[at] == sb[at])
+            at++;
+        size_t line = 1;
+        for (size_t i = 0; i < at; i++)
+            line += sa[i] == '\n';
+        ck_assert_msg(la == lb && at == la, "%s.svg: drawn alone it differs from the one "
+                      "drawn after the PNG, from line %zu: \"%.80s\" against \"%.80s\"",
+                      c->figures[k], line, sa + at, sb + at);
+        free(sa);
+        free(sb);
+    }
+    remove_dir(both);
+    remove_dir(alone);
 }
 END_TEST
 
@@ -726,6 +837,7 @@ Suite *make_plots_suite(void)
         tcase_add_loop_test(tc, test_missing_traces_skip, 0, N_FIGURE_CASES);
         tcase_add_loop_test(tc, test_paths_are_quoted_for_the_shell, 0, N_FIGURE_CASES);
         tcase_add_test(tc, every_token_is_drawn_as_written);
+        tcase_add_loop_test(tc, svg_alone_is_the_svg_drawn_after_png, 0, N_FIGURE_CASES);
         tcase_set_timeout(tc, 120);
         suite_add_tcase(s, tc);
         tc = tcase_create("report");
@@ -735,6 +847,10 @@ Suite *make_plots_suite(void)
         tcase_set_timeout(tc, 300);
         suite_add_tcase(s, tc);
     }
+
+    TCase *sh = tcase_create("shell");
+    tcase_add_loop_test(sh, no_script_runs_a_shell, 0, N_FIGURE_CASES);
+    suite_add_tcase(s, sh);
 
     TCase *fx = tcase_create("fixture");
     tcase_add_loop_test(fx, test_fixture_columns, 0,

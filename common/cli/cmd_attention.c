@@ -39,7 +39,8 @@ void cmd_attention_help(void)
     }
     printf(
         "Each matrix is also written as DIR/NAME.tsv (default DIR: trace/ beside the\n"
-        "checkpoint), labelled with tokens, ready for the scripts of plots/. A model trained\n"
+        "checkpoint), labelled with tokens, and all of them as DIR/trace_vars.gp, ready\n"
+        "for the scripts of plots/, which draw into DIR/figures/. A model trained\n"
         "on --task file:PATH takes words of that file's vocabulary (\"3 march 2021\"), and\n"
         "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
         "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"

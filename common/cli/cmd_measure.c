@@ -25,6 +25,7 @@
 #include "../core/eval.h"
 #include "../core/model.h"
 #include "report.h"
+#include "safedir.h"
 #include "../core/task.h"
 
 void cmd_print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t n)
@@ -211,6 +212,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     c.dir = dir;
     c.print = print;
     int rc = 0;
+    char fig_dir[AFILE_PATH_MAX];
     if (!out || !c.src || !c.tgt || !c.tgt_in || !c.index) {
         rc = args_run_error("out of memory");
         goto done;
@@ -249,6 +251,12 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
         rc = c.failed ? args_run_error("could not write the trace into %s", dir)
                       : args_run_error("%s trace failed: %s", m->ops->name,
                                        model_last_error());
+    /* the labels and numbers as gnuplot variables, and DIR/figures/ for the figures
+     * (gnuplot -e "dir='DIR'; trace='DIR'" plots/attention.gp): the scripts make no
+     * folder, they start no shell */
+    else if (report_write_trace_vars(dir, err, sizeof err) != 0 ||
+             safedir_enter(dir, "figures", fig_dir, sizeof fig_dir, err, sizeof err) != 0)
+        rc = args_run_error("%s", err);
 done:
     task_close(t);
     free(out);

@@ -10,10 +10,17 @@
  * refused, never escaped. The values come from run directories that rundir_load checked
  * against the registries, so a refusal here means a check was missed.
  *
- * The task is not among them: a file task is named after its file, and a file may be
- * called anything (数据.tsv, my data (2).tsv). Its name goes to task.txt, a line of text
- * the scripts read with system("cat ...") — a string, never parsed — and draw without
- * enhanced text.
+ * The task's name is among them in single quotes: a file task is named after its file,
+ * and a file may be called anything (数据.tsv, my data (2).tsv, a'b). Inside gnuplot's
+ * single quotes only the quote means something, and it is written twice; the scripts
+ * draw the name without enhanced text. It also goes to task.txt, one line of text.
+ *
+ * The scripts run without a shell (gnuplot in WebAssembly has none), so what they would
+ * have asked one is written for them: which models have a trace (traced, in
+ * figure_vars.gp) and, in trace_vars.gp beside each trace's copies, the labels of every
+ * matrix as single-quoted strings and its numbers as a datablock: gnuplot's data reader
+ * would take a label starting with '#' for a comment and one starting with '"' for a
+ * quoted field, so the scripts never read a label as data.
  *
  * The traces are copied, not linked: a comparison directory holds its own copies. They
  * are gnuplot's data, so each copy is checked to be a labelled matrix of numbers with
@@ -26,6 +33,7 @@
 #include "report.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,11 +95,37 @@ static int gp_string_ok(const char *s)
     return 1;
 }
 
+/* Writes s as the inside of a gnuplot string in single quotes: a quote doubled (''),
+ * every other byte as it is, except a control character (a tab, a newline: text never
+ * holds one where it is written from), which becomes '?'. Inside single quotes gnuplot
+ * gives no other character a meaning: no backslash escape, no backquote command, no
+ * @ macro. */
+static void gp_squote_body(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '\'')
+            fputs("''", f);
+        else
+            fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+    }
+}
+
+/* Writes s as a gnuplot string in single quotes (gp_squote_body). */
+static void gp_squote(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    gp_squote_body(f, s);
+    fputc('\'', f);
+}
+
 /* What figure_vars.gp is written from: the facts and the strings made of them. */
 typedef struct vars_ctx {
     const report_facts *fx;
     const char *models;  /* the model names, space-separated */
     const char *lengths; /* the position lengths, space-separated */
+    const char *task;    /* the task's name as the figures show it: any text */
+    const char *traced;  /* the models whose out/trace/NAME/trace_vars.gp exists */
 } vars_ctx;
 
 static int write_vars(FILE *f, const void *p)
@@ -103,6 +137,9 @@ static int write_vars(FILE *f, const void *p)
     fprintf(f, "symbols = %zu\nchance = 1.0 / symbols\nmodels = \"%s\"\n", cfg->symbols,
             v->models);
     fprintf(f, "position_lengths = \"%s\"\nseeds = %zu\n", v->lengths, v->fx->seeds);
+    fputs("task = ", f);
+    gp_squote(f, v->task);
+    fprintf(f, "\ntraced = \"%s\"\n", v->traced);
     return ferror(f) ? -1 : 0;
 }
 
@@ -119,15 +156,28 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
     for (size_t m = 0; m < fx->n_models; m++)
         need += strlen(fx->models[m]) + 1;
     char *models = malloc(need), *lengths = malloc(21 * fx->n_position_lengths + 1);
-    if (!models || !lengths) {
+    char *traced = malloc(need);
+    if (!models || !lengths || !traced) {
         free(models);
         free(lengths);
+        free(traced);
         snprintf(err, n, "out of memory");
         return -1;
     }
     models[0] = '\0';
     for (size_t m = 0, at = 0; m < fx->n_models; m++)
         at += (size_t)sprintf(models + at, m ? " %s" : "%s", fx->models[m]);
+    /* the models whose trace the figures can draw: report_copy_traces wrote its
+     * trace_vars.gp (the scripts cannot ask whether a file exists) */
+    traced[0] = '\0';
+    for (size_t m = 0, at = 0; m < fx->n_models; m++) {
+        char path[AFILE_PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/trace/%s/trace_vars.gp", out, fx->models[m]) <
+                (int)sizeof path &&
+            stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            at += (size_t)sprintf(traced + at, at ? " %s" : "%s", fx->models[m]);
+    }
     lengths[0] = '\0';
     for (size_t k = 0, at = 0; k < fx->n_position_lengths; k++)
         at += (size_t)sprintf(lengths + at, k ? " %zu" : "%zu", fx->position_lengths[k]);
@@ -140,13 +190,14 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
                  "digits and _.:=,+-)", rundir_printable(models, shown, sizeof shown));
         rc = -1;
     } else {
-        vars_ctx v = {fx, models, lengths};
+        vars_ctx v = {fx, models, lengths, task_word, traced};
         rc = afile_write(out, "figure_vars.gp", write_vars, &v, err, n);
     }
     if (rc == 0)
         rc = afile_write(out, "task.txt", write_line, task_word, err, n);
     free(models);
     free(lengths);
+    free(traced);
     return rc;
 }
 
@@ -171,37 +222,160 @@ static int trace_name_ok(const char *name)
                              "0123456789_.-")] == '\0';
 }
 
-/* Is text (len bytes) a labelled matrix: text labels, numbers elsewhere, at least one
+/* Is the parsed table t a labelled matrix: text labels, numbers elsewhere, at least one
  * row and one column of numbers? Returns 0, or -1 with one line in err. */
-static int trace_ok(const char *text, size_t len, const char *name, char *err, size_t n)
+static int matrix_ok(const tsv *t, const char *name, char *err, size_t n)
+{
+    if (t->rows == 0 || t->cols < 2) {
+        snprintf(err, n, "%s: no matrix (a header of column labels, then rows)", name);
+        return -1;
+    }
+    for (size_t r = 0; r <= t->rows; r++)
+        for (size_t c = 0; c < t->cols; c++) {
+            const char *s = t->cell[r * t->cols + c];
+            double v;
+            if (r == 0 || c == 0) {
+                if (!rundir_is_text(s, NULL)) {
+                    snprintf(err, n, "%s line %zu: a label holds a control character or a "
+                             "byte that is not UTF-8", name, r + 1);
+                    return -1;
+                }
+            } else if (tsv_number(t, r - 1, c, &v, err, n) != 0) {
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* Parses text (len bytes) into *t and checks it is a labelled matrix (matrix_ok).
+ * Returns 0 (free *t after), or -1 with one line in err (nothing to free). */
+static int matrix_parse(tsv *t, const char *text, size_t len, const char *name, char *err,
+                        size_t n)
 {
     char *copy = malloc(len + 1);
     if (!copy) {
         snprintf(err, n, "out of memory");
         return -1;
     }
-    memcpy(copy, text, len + 1);
-    tsv t;
-    int rc = tsv_parse(&t, copy, len, name, err, n); /* takes copy over */
-    if (rc == 0 && (t.rows == 0 || t.cols < 2)) {
-        snprintf(err, n, "%s: no matrix (a header of column labels, then rows)", name);
-        rc = -1;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    /* tsv_parse takes copy over, also when it fails */
+    if (tsv_parse(t, copy, len, name, err, n) != 0 || matrix_ok(t, name, err, n) != 0) {
+        tsv_free(t);
+        return -1;
     }
-    for (size_t r = 0; rc == 0 && r <= t.rows; r++)
-        for (size_t c = 0; rc == 0 && c < t.cols; c++) {
-            const char *s = t.cell[r * t.cols + c];
-            double v;
-            if (r == 0 || c == 0) {
-                if (!rundir_is_text(s, NULL)) {
-                    snprintf(err, n, "%s line %zu: a label holds a control character or a "
-                             "byte that is not UTF-8", name, r + 1);
-                    rc = -1;
-                }
-            } else {
-                rc = tsv_number(&t, r - 1, c, &v, err, n);
-            }
-        }
+    return 0;
+}
+
+/* Is text (len bytes) a labelled matrix? Returns 0, or -1 with one line in err. */
+static int trace_ok(const char *text, size_t len, const char *name, char *err, size_t n)
+{
+    tsv t;
+    if (matrix_parse(&t, text, len, name, err, n) != 0)
+        return -1;
     tsv_free(&t);
+    return 0;
+}
+
+/* The trace files of one folder, for trace_vars.gp. */
+typedef struct trace_vars_ctx {
+    const char *dir;
+    char (*names)[132]; /* sorted */
+    size_t n;
+} trace_vars_ctx;
+
+static int by_name(const void *a, const void *b) { return strcmp(a, b); }
+
+/* Writes the variables of one labelled matrix t, read from file name (X.tsv): with
+ * stem tr_X (every character of X that is not a letter or a digit becomes _),
+ *   tr_X_corner  the corner cell ("tgt\src")   tr_X_nx, tr_X_ny  columns and rows
+ *   tr_X_cols    the column labels              tr_X_rows         the row labels
+ *   $tr_X        the numbers, a datablock of ny lines of nx tab-separated cells
+ * Labels are single-quoted strings (gp_squote), a list separated by tabs (a label never
+ * holds one). The numbers are the file's own text, checked to be numbers (matrix_ok). */
+static void write_matrix_vars(FILE *f, const tsv *t, const char *name)
+{
+    char stem[140] = "tr_";
+    size_t k = 3;
+    for (const char *p = name; *p && strcmp(p, ".tsv") != 0 && k < sizeof stem - 1; p++)
+        stem[k++] = (char)(((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                            (*p >= '0' && *p <= '9')) ? *p : '_');
+    stem[k] = '\0';
+    fprintf(f, "%s_corner = ", stem);
+    gp_squote(f, t->cell[0]);
+    fprintf(f, "\n%s_cols = '", stem);
+    for (size_t c = 1; c < t->cols; c++) {
+        if (c > 1)
+            fputc('\t', f);
+        gp_squote_body(f, t->cell[c]);
+    }
+    fprintf(f, "'\n%s_rows = '", stem);
+    for (size_t r = 1; r <= t->rows; r++) {
+        if (r > 1)
+            fputc('\t', f);
+        gp_squote_body(f, t->cell[r * t->cols]);
+    }
+    fprintf(f, "'\n%s_nx = %zu\n%s_ny = %zu\n$%s << EOD\n", stem, t->cols - 1, stem,
+            t->rows, stem);
+    for (size_t r = 1; r <= t->rows; r++)
+        for (size_t c = 1; c < t->cols; c++)
+            fprintf(f, "%s%c", t->cell[r * t->cols + c], c + 1 < t->cols ? '\t' : '\n');
+    fputs("EOD\n", f);
+}
+
+static int write_trace_vars(FILE *f, const void *p)
+{
+    const trace_vars_ctx *v = p;
+    fputs("# written by attnlab: the labels and numbers of the trace matrices beside it,\n"
+          "# for plots/attention.gp and plots/gates.gp (one stem tr_NAME per NAME.tsv)\n", f);
+    for (size_t i = 0; i < v->n; i++) {
+        char path[AFILE_PATH_MAX], why[512];
+        size_t len = 0;
+        char *text = afile_join(path, sizeof path, v->dir, v->names[i]) == 0
+                         ? afile_read(path, TSV_MAX_BYTES, &len)
+                         : NULL;
+        tsv t;
+        if (text && matrix_parse(&t, text, len, v->names[i], why, sizeof why) == 0) {
+            write_matrix_vars(f, &t, v->names[i]);
+            tsv_free(&t);
+        }
+        free(text); /* a file that is not a matrix has no variables */
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+int report_write_trace_vars(const char *dir, char *err, size_t n)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, n, "cannot read %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    trace_vars_ctx v = {dir, NULL, 0};
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (!trace_name_ok(e->d_name))
+            continue;
+        if (v.n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char(*grown)[132] = realloc(v.names, cap * sizeof *v.names);
+            if (!grown) {
+                snprintf(err, n, "out of memory");
+                rc = -1;
+                break;
+            }
+            v.names = grown;
+        }
+        memcpy(v.names[v.n++], e->d_name, strlen(e->d_name) + 1); /* 128 bytes at most */
+    }
+    closedir(d);
+    if (rc == 0) {
+        qsort(v.names, v.n, sizeof *v.names, by_name); /* the same file from the same traces */
+        rc = afile_write(dir, "trace_vars.gp", write_trace_vars, &v, err, n);
+    }
+    free(v.names);
     return rc;
 }
 
@@ -256,7 +430,7 @@ static int copy_trace(const char *run, const char *name, const char *out, char *
         free(text);
     }
     closedir(d);
-    return rc;
+    return rc == 0 ? report_write_trace_vars(dst, err, n) : rc;
 }
 
 int report_check_out(const char *out, const report_facts *fx, char *err, size_t n)
@@ -275,7 +449,8 @@ int report_check_out(const char *out, const report_facts *fx, char *err, size_t 
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n)
 {
     /* the copies of an earlier report: every out/trace/NAME/X.tsv, then NAME/ once empty */
-    if (safedir_clear(out, "trace", 1, ".tsv", err, n) != 0)
+    if (safedir_clear(out, "trace", 1, ".tsv", err, n) != 0 ||
+        safedir_clear(out, "trace", 1, "_vars.gp", err, n) != 0)
         return -1;
     for (size_t m = 0; m < fx->n_models; m++)
         if (copy_trace(fx->runs[m], fx->models[m], out, err, n) != 0)

@@ -10,9 +10,11 @@
  *
  * A comparison directory (docs/results-format.md), once summary_report has written its
  * tables, gets from here, in this order:
- *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
- *     task.txt           the task's name, which they read as text (report_write_vars)
  *     trace/NAME/X.tsv   the matrices of the first run of each model (report_copy_traces)
+ *     trace/NAME/trace_vars.gp  their labels and numbers as gnuplot variables
+ *                        (report_write_trace_vars, called by report_copy_traces)
+ *     figure_vars.gp     the facts the figure scripts load (report_write_vars)
+ *     task.txt           the task's name, one line of text (report_write_vars)
  *     figures/F.png .svg drawn by gnuplot running each plots/F.gp (report_draw)
  *     report.html        the summary table, the figures this report drew inline as PNG,
  *                        the manifest (report_write_page, report_page.c); in Chinese,
@@ -94,12 +96,14 @@ const char *report_page_name(void);
  * line in err naming the first that is not. */
 int report_check_out(const char *out, const report_facts *fx, char *err, size_t n);
 
-/* Writes out/figure_vars.gp: train_min, train_max, symbols, chance, models,
- * position_lengths and seeds as gnuplot variables. Every string is checked to hold only
- * letters, digits, spaces and _.:=,+- (nothing gnuplot reads as code inside double
- * quotes); anything else is refused. Then out/task.txt: the task's name as the figures
- * show it (task_short_name), one line of text the scripts read as data, so a data file
- * may have any name. Returns 0, or -1 with one line in err (n bytes). */
+/* Writes out/figure_vars.gp, which every figure script loads: numbers (training range,
+ * symbols, seeds), the model names and position lengths as strings of letters, digits
+ * and _.:=,+- between double quotes (anything else is refused), the task's name as any
+ * text in single quotes ('' for a quote, a control character as '?'), and traced, the
+ * models whose out/trace/NAME/trace_vars.gp exists (so call it after
+ * report_copy_traces): a script cannot ask whether a file exists without a shell. Then
+ * out/task.txt: the task's name as one line of text. Returns 0, or -1 with one line in
+ * err (n bytes). */
 int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);
 
 /* Copies the TSV files of RUN/trace/ into out/trace/NAME/ for each model NAME and its
@@ -111,6 +115,15 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
  * through a symbolic link (safedir.h). Returns 0, or -1 with one line in err when a copy
  * cannot be written or removed. */
 int report_copy_traces(const char *out, const report_facts *fx, char *err, size_t n);
+
+/* Writes dir/trace_vars.gp from the labelled matrices dir/X.tsv (names of letters,
+ * digits and _.-): for each, its labels as single-quoted gnuplot strings and its numbers
+ * as a datablock, under the stem tr_X (report.c, write_matrix_vars, lists them), so the
+ * figure scripts read a trace without a shell and never parse a label. A file that is
+ * not a labelled matrix gets no variables. report_copy_traces calls it for each copy;
+ * attnlab attention and train --trace for the folder they write. Returns 0, or -1 with
+ * one line in err (n bytes). */
+int report_write_trace_vars(const char *dir, char *err, size_t n);
 
 /* Draws every figure into out/figures/ by running gnuplot on each script of
  * report_plots_dir() (the cost figure only when fx->have_cost, budget only when

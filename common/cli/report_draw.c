@@ -14,10 +14,13 @@
  *     so letters and digits only (checked before use);
  *   - the script is an argument of gnuplot, a file name it opens and never parses, made
  *     absolute (realpath) because of the chdir;
- *   - figure_vars.gp, which the scripts load, holds numbers and strings of letters,
- *     digits and _.:=,+- only (report_write_vars refuses anything else);
- *   - everything else — the tables, the traces — gnuplot reads as data files;
- *   - the scripts quote every path they hand to a shell (shq in each script).
+ *   - figure_vars.gp and trace/NAME/trace_vars.gp, which the scripts load, hold numbers,
+ *     strings of letters, digits and _.:=,+- in double quotes (report_write_vars refuses
+ *     anything else) and text in single quotes, where only the quote, doubled, means
+ *     something (the task's name, the labels of the traces);
+ *   - everything else — the tables — gnuplot reads as data files;
+ *   - the scripts start no shell: no system(), no piped data file; the folder figs
+ *     exists before gnuplot starts.
  *
  * Nothing half-drawn replaces a figure. gnuplot writes in place and goes on after a
  * failed write (a full disk gave 0-byte and truncated files, and "wrote"), so each
@@ -208,11 +211,12 @@ typedef struct gp_run {
     size_t len;
 } gp_run;
 
-/* Runs `gnuplot -e "dir='.'; figs='FIGS'" SCRIPT` in directory out and fills g. */
+/* Runs `gnuplot -e "dir='.'; figs='FIGS'; formats='png svg'" SCRIPT` in directory out
+ * and fills g. (The page in the browser runs the same scripts with formats='svg'.) */
 static void run_gnuplot(const char *script, const char *out, const char *figs, gp_run *g)
 {
-    char expr[128];
-    snprintf(expr, sizeof expr, "dir='.'; figs='%s'", figs);
+    char expr[160];
+    snprintf(expr, sizeof expr, "dir='.'; figs='%s'; formats='png svg'", figs);
     memset(g, 0, sizeof *g);
     g->status = -1;
     int text[2], fail[2];

@@ -362,7 +362,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||
-        report_write_vars(out, &fx, err, errn) || report_copy_traces(out, &fx, err, errn))
+        report_copy_traces(out, &fx, err, errn) || report_write_vars(out, &fx, err, errn))
         goto done;
     print_summary(f, c);
     summary_print_convergence(f, c);

@@ -17,8 +17,8 @@
 #   2. gsl.src/ beside PREFIX, where an earlier run kept what it fetched;
 #   3. Homebrew's download cache of the source (`brew fetch --build-from-source gsl`);
 #   4. Debian's archive, through a private deb-src list made from the system's own apt
-#      sources (/etc/apt/sources.list.d/*.sources, /etc/apt/sources.list) and used by
-#      apt-get with its own list, state and cache folders: the system's apt configuration
+#      sources and used by apt-get with its own list, state and cache folders
+#      (fetch-source.sh, shared with build-gnuplot.sh): the system's apt configuration
 #      is only read, never written, and no archive's address is written here;
 # and is accepted only when its sha256 is one of the two pinned. Neither Debian's tarball
 # (which drops GSL's manual, doc/) nor the GNU one is patched: both hold the same library
@@ -39,14 +39,8 @@ fi
 
 say() { echo "build-gsl: $*" >&2; }
 die() { echo "build-gsl: $*" >&2; exit 1; }
+. "$(dirname "$0")/fetch-source.sh" # sha256_of, fetch_debian
 
-sha256_of() { # prints the sha256 of file $1 (GNU coreutils, or macOS's shasum)
-    if command -v sha256sum >/dev/null 2>&1; then
-        sha256sum "$1" | cut -d ' ' -f 1
-    else
-        shasum -a 256 "$1" | cut -d ' ' -f 1
-    fi
-}
 pinned() { # is file $1 one of the two pinned tarballs?
     [ -f "$1" ] || return 1
     s=$(sha256_of "$1")
@@ -55,35 +49,6 @@ pinned() { # is file $1 one of the two pinned tarballs?
 
 srcdir="$(dirname "$prefix")/gsl.src"
 mkdir -p "$srcdir"
-
-# Debian: a deb-src copy of each of the system's deb entries, in a folder of our own.
-fetch_debian() {
-    command -v apt-get >/dev/null 2>&1 || return 1
-    apt="$srcdir/apt"
-    rm -rf "$apt"
-    mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial"
-    : > "$apt/sources.list"
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        # deb822: every stanza of Types deb becomes Types deb-src, the rest unchanged
-        sed -n 's/^Types:.*\bdeb\b.*/Types: deb-src/; p' "$f" > "$apt/sources.list.d/${f##*/}"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        # one-line form: "deb [opts] URI suite comps" becomes "deb-src [opts] URI suite comps"
-        sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >> "$apt/sources.list"
-    done
-    o="-o Dir::Etc::SourceList=$PWD/$apt/sources.list -o Dir::Etc::SourceParts=$PWD/$apt/sources.list.d"
-    o="$o -o Dir::State::Lists=$PWD/$apt/lists -o Dir::Cache=$PWD/$apt/cache"
-    o="$o -o Debug::NoLocking=1 -o APT::Sandbox::User=$(id -un)"
-    say "fetching Debian's source package gsl $deb_version"
-    # shellcheck disable=SC2086 # $o is a list of options
-    apt-get $o -q update >"$apt/log" 2>&1 || { cat "$apt/log" >&2; return 1; }
-    # shellcheck disable=SC2086
-    (cd "$srcdir" && apt-get $o -q source --download-only "gsl=$deb_version") >"$apt/log" 2>&1 ||
-        { cat "$apt/log" >&2; return 1; }
-    rm -rf "$apt"
-}
 
 deb_tar="$srcdir/gsl_${deb_version%-*}.orig.tar.gz"
 gnu_tar="$srcdir/gsl-$version.tar.gz"
@@ -99,7 +64,7 @@ if [ -z "$tarball" ] && command -v brew >/dev/null 2>&1; then
     t=$(brew --cache --build-from-source gsl 2>/dev/null || true)
     [ -n "$t" ] && pinned "$t" && tarball=$t
 fi
-if [ -z "$tarball" ] && fetch_debian; then
+if [ -z "$tarball" ] && fetch_debian "$srcdir" gsl "$deb_version"; then
     pinned "$deb_tar" || die "Debian's gsl_${deb_version%-*}.orig.tar.gz does not have the pinned sha256 $sha_deb"
     tarball=$deb_tar
 fi
