@@ -14,6 +14,7 @@
 #include "cli_args.h"
 #include "cli_cmd.h"
 #include "config.h"
+#include "layerbench_cmd.h"
 #include "model.h"
 
 void cmd_bench_help(void)
@@ -40,6 +41,7 @@ void cmd_bench_help(void)
         "Examples:\n"
         "  attnlab bench\n"
         "  attnlab bench --models transformer --lengths 32,128 --reps 9 --out results/bench\n");
+    layerbench_cmd_help();
 }
 
 typedef struct bench_out {
@@ -102,12 +104,16 @@ static int parse_bench(int argc, char **argv, bench_request *q)
 
 int cmd_bench_check(int argc, char **argv)
 {
+    if (layerbench_cmd_wanted(argc, argv)) /* one layer at a time: layerbench_cmd.c */
+        return layerbench_cmd_run(argc, argv, 1);
     static bench_request q;
     return args_exit(parse_bench(argc, argv, &q));
 }
 
 int cmd_bench(int argc, char **argv)
 {
+    if (layerbench_cmd_wanted(argc, argv))
+        return layerbench_cmd_run(argc, argv, 0);
     static bench_request q;
     int rc = parse_bench(argc, argv, &q);
     if (rc)
