@@ -14,6 +14,7 @@
 #include "args.h"
 #include "cmd.h"
 #include "cmd_files.h"
+#include "layerbench_cmd.h"
 #include "../core/config.h"
 #include "../core/model.h"
 
@@ -42,6 +43,7 @@ void cmd_bench_help(void)
         "  attnlab bench\n"
         "  attnlab bench --models %s --lengths 32,128 --reps 9 --out results/bench\n",
         model_registry[0]->name);
+    layerbench_cmd_help();
 }
 
 typedef struct bench_out {
@@ -104,12 +106,16 @@ static int parse_bench(int argc, char **argv, bench_request *q)
 
 int cmd_bench_check(int argc, char **argv)
 {
+    if (layerbench_cmd_wanted(argc, argv)) /* one layer at a time: layerbench_cmd.c */
+        return layerbench_cmd_run(argc, argv, 1);
     static bench_request q;
     return args_exit(parse_bench(argc, argv, &q));
 }
 
 int cmd_bench(int argc, char **argv)
 {
+    if (layerbench_cmd_wanted(argc, argv))
+        return layerbench_cmd_run(argc, argv, 0);
     static bench_request q;
     int rc = parse_bench(argc, argv, &q);
     if (rc)

@@ -1,7 +1,7 @@
 /* figures.js — runs one figure script (plots/NAME.gp) with gnuplot compiled to WebAssembly
  * (build/web/gnuplot.js), the way the command line runs it, and returns the SVGs it drew.
  *
- * Design. The native program (common/report_draw.c) runs, in a comparison directory,
+ * Design. The native program (common/cli/report_draw.c) runs, in a comparison directory,
  *     gnuplot -e "dir='.'; figs='FIGS'; formats='png svg'" /abs/path/plots/NAME.gp
  * where the scripts load figure_vars.gp (and trace/MODEL/trace_vars.gp) written by the
  * program, read the tables as data, start no shell and write FIGS/FIGURE.FORMAT. Here the
