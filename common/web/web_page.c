@@ -31,7 +31,7 @@
  * chunk; last.ckpt, model.ckpt (the best validation's weights) and build.tsv by
  * page_finish; eval.tsv and eval_positions.tsv by page_evaluate; trace/NAME.tsv, the
  * matrices of the last input page_decode was given. It is portable C: the same file
- * builds natively (make BLAS=gsl BUILD=build/gslblas build/gslblas/web_page.o).
+ * builds natively (make build/common/web/web_page.o).
  */
 #include <math.h>
 #include <stdio.h>
