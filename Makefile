@@ -274,10 +274,12 @@ fuzz: deps
 # own CBLAS (plots/web/build-gsl.sh: Debian's source package, or the GNU tarball, each
 # checked by its sha256; cached in build/web/). docs/web.md says what runs where.
 #   EMCC      emscripten's compiler (emcc); NODE runs what it builds (node)
+#   CHROMIUM  the browser the page's test drives (/usr/bin/chromium: Debian's chromium)
 #   WEB_SIMD  1 adds -msimd128 (WebAssembly SIMD) to GSL and the core, in build dirs of
 #             their own (the same bits either way; the speed is in docs/web.md)
 EMCC     ?= emcc
 NODE     ?= node
+CHROMIUM ?= /usr/bin/chromium
 WEB_SIMD ?= 0
 GSL_WEB_VERSION    := 2.7.1
 GSL_WEB_DEB        := 2.7.1+dfsg-5+deb12u1
@@ -314,12 +316,30 @@ WEB_NODE_FLAGS := -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1 \
 WEB_CHECK  := build/web/web_check$(WEB_SUFFIX).js
 # The native build on the same CBLAS, whose checkpoints the wasm build must write
 GSLBLAS_BUILD := build/gslblas
+# The page: the core with the page's entry point (common/web/web_page.c) as one
+# JavaScript file holding its WebAssembly (SINGLE_FILE), for the browser's Workers and
+# for node; plots/web/build-page.sh inlines it with the page's HTML, CSS and JavaScript
+# (plots/web/) into one HTML file (docs/web.md)
+space := $(empty) $(empty)
+comma := ,
+WEB_PAGE_EXPORTS := page_init page_error page_text page_models page_preset page_create \
+                    page_train page_finish page_evaluate page_open page_config page_decode \
+                    page_close
+WEB_PAGE_FLAGS := -sMODULARIZE=1 -sEXPORT_NAME=AttnlabCore -sSINGLE_FILE=1 \
+                  -sENVIRONMENT=web,worker,node -sALLOW_MEMORY_GROWTH=1 -sFORCE_FILESYSTEM=1 \
+                  -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(WEB_PAGE_EXPORTS:%=_%)) \
+                  -sEXPORTED_RUNTIME_METHODS=cwrap,FS,UTF8ToString
+WEB_CORE_JS := build/web/attnlab_core$(WEB_SUFFIX).js
+WEB_PAGE    := build/web/attnlab$(WEB_SUFFIX).html
+WEB_PAGE_SRC := $(addprefix plots/web/,page.html page.css page.js worker.js tar.js \
+                build-page.sh)
 
 .PHONY: web web-deps web-gsl web-gnuplot check-web
 
-# Build the core and the models for WebAssembly, with the checks' entry point (the page
-# that will run them in a browser is not part of the build yet).
-web: $(WEB_CHECK) web-gnuplot
+# Build the core and the models for WebAssembly: the checks' entry point for node, the
+# page, build/web/attnlab.html (one file: open it in a browser), and gnuplot for
+# WebAssembly with the figure scripts' runner (plots/web/figures.js).
+web: $(WEB_CHECK) $(WEB_PAGE) web-gnuplot
 
 # Install emscripten and node when missing (apt-get, Homebrew).
 web-deps:
@@ -348,28 +368,46 @@ $(WEB_OBJDIR)/registry.o: attnlab.c | web-gsl
 $(WEB_CHECK): $(WEB_OBJDIR)/common/web/web_check.o $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_NODE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
+# The page's entry point (common/web/web_page.c) as one JavaScript module (AttnlabCore).
+$(WEB_CORE_JS): $(WEB_OBJDIR)/common/web/web_page.o $(WEB_OBJ)
+	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_PAGE_FLAGS) -o $@ $^ $(WEB_LIBS)
+
+# The page: one HTML file with its CSS, its JavaScript and the module inlined.
+$(WEB_PAGE): $(WEB_CORE_JS) $(WEB_PAGE_SRC)
+	sh plots/web/build-page.sh $(WEB_CORE_JS) plots/web $@
+
 # The same entry point built natively (speeds side by side: docs/web.md).
 $(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 # Build the WebAssembly checks and run them under node: every model's gradient check,
-# then 60-step trainings whose checkpoints must be those of the native build on GSL's
+# then 60-step trainings, by web_check and through the page's entry point in chunks
+# (tests/web/page.js), whose checkpoints must be those of the native build on GSL's
 # CBLAS (make BLAS=gsl, in build/gslblas) byte for byte (tests/web/check.sh); then every
 # figure script drawn by gnuplot for WebAssembly against native gnuplot on a smoke
-# comparison (tests/web/figures.sh). Skipped,
-# with one line, where emcc or node is missing (sh .ci/deps.sh web installs them).
+# comparison (tests/web/figures.sh); then the page in headless Chromium
+# (tests/web/browser.js). Skipped, with one line, where emcc or node is missing, the
+# browser test alone where Chromium or playwright-core is (sh .ci/deps.sh web installs
+# them).
 check-web:
 	@if ! command -v $(EMCC) >/dev/null 2>&1 || ! command -v $(NODE) >/dev/null 2>&1; then \
 	  echo "emscripten or node not installed: skipping the WebAssembly checks (sh .ci/deps.sh web installs them)"; \
 	else \
-	  $(MAKE) --no-print-directory $(WEB_CHECK) && \
+	  $(MAKE) --no-print-directory $(WEB_CHECK) $(WEB_PAGE) && \
 	  $(MAKE) --no-print-directory BLAS=gsl BUILD=$(GSLBLAS_BUILD) $(GSLBLAS_BUILD)/attnlab && \
-	  sh tests/web/check.sh "$(NODE) $(WEB_CHECK)" $(GSLBLAS_BUILD)/attnlab build/web/check && \
+	  sh tests/web/check.sh "$(NODE) $(WEB_CHECK)" $(GSLBLAS_BUILD)/attnlab build/web/check \
+	    "env $(WEB_ENV) $(NODE) tests/web/page.js $(WEB_CORE_JS)" && \
 	  $(MAKE) --no-print-directory web-gnuplot $(BUILD)/attnlab && \
-	  $(WEB_ENV) sh tests/web/figures.sh $(NODE) $(GNUPLOT_WEB) $(BUILD)/attnlab build/web/figures; \
+	  $(WEB_ENV) sh tests/web/figures.sh $(NODE) $(GNUPLOT_WEB) $(BUILD)/attnlab build/web/figures && \
+	  if [ ! -x "$(CHROMIUM)" ] || [ ! -d tests/web/node_modules/playwright-core ]; then \
+	    echo "chromium ($(CHROMIUM)) or playwright-core (tests/web/node_modules) not installed: skipping the page's browser test (sh .ci/deps.sh web installs them)"; \
+	  else \
+	    $(NODE) tests/web/browser.js $(WEB_PAGE) $(CHROMIUM); \
+	  fi; \
 	fi
 
--include $(WEB_OBJ:.o=.d) $(WEB_OBJDIR)/common/web/web_check.d $(BUILD)/common/web/web_check.d
+-include $(WEB_OBJ:.o=.d) $(WEB_OBJDIR)/common/web/web_check.d $(BUILD)/common/web/web_check.d \
+         $(WEB_OBJDIR)/common/web/web_page.d
 
 # Run the fast tests under valgrind: no leak, no invalid access (CK_FORK=no so valgrind
 # sees every test in one process).

@@ -63,7 +63,6 @@ else
     need OpenBLAS "have_lib openblas" libopenblas-dev openblas
     need gnuplot "have_prog gnuplot" gnuplot-nox gnuplot
 fi
-[ -z "$missing_names" ] && exit 0
 
 as_root() { # runs "$@" as root: directly, with sudo, or fails
     if [ "$(id -u)" -eq 0 ]; then
@@ -74,6 +73,33 @@ as_root() { # runs "$@" as root: directly, with sudo, or fails
         return 126
     fi
 }
+
+# What the page's browser test needs (tests/web/browser.js), for `deps.sh web` only and
+# best effort: make web builds without it and make check-web skips that test with one
+# line. Debian's chromium (apt-get, when root or sudo without a password; Homebrew has no
+# unattended one), and playwright-core at the version tests/web/package-lock.json pins,
+# by `npm ci` (it downloads no browser).
+web_test_tools() {
+    [ "${1:-}" = web ] || return 0
+    if ! have_prog chromium && have_prog apt-get && as_root true 2>/dev/null; then
+        echo "attnlab: installing chromium for the page's browser test" >&2
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y --no-install-recommends \
+            chromium >/dev/null 2>&1 || echo "attnlab: could not install chromium (the browser test will be skipped)" >&2
+    fi
+    web_dir=$(dirname "$0")/../tests/web
+    if have_prog npm && [ ! -d "$web_dir/node_modules/playwright-core" ]; then
+        echo "attnlab: npm ci in tests/web (playwright-core, pinned)" >&2
+        (cd "$web_dir" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null 2>&1) ||
+            echo "attnlab: npm ci failed in tests/web (the browser test will be skipped)" >&2
+    fi
+    return 0
+}
+
+
+if [ -z "$missing_names" ]; then
+    web_test_tools "${1:-}"
+    exit 0
+fi
 
 os=$(uname -s 2>/dev/null)
 if [ "$os" = Darwin ]; then
@@ -88,6 +114,7 @@ if [ "$os" = Darwin ]; then
         exit 1
     fi
     [ "${1:-}" = fuzz ] && echo "attnlab: Apple's clang has no libFuzzer; run make fuzz FUZZ_CC=\$(brew --prefix llvm)/bin/clang" >&2
+    web_test_tools "${1:-}"
     exit 0
 fi
 
@@ -110,3 +137,4 @@ if ! as_root $cmd >/dev/null 2>&1; then
         exit 1
     fi
 fi
+web_test_tools "${1:-}"

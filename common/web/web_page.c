@@ -1,0 +1,885 @@
+/* web_page.c — the browser page's entry point: a run made from settings, trained a chunk
+ * at a time, finished, evaluated, asked to decode an input, or opened from a checkpoint
+ * trained on the command line (prefix: page_).
+ *
+ * Design. A front-end of the core, like the command line and web_check.c: it reaches the
+ * models only through model.h and the registry (attnlab.c built with ATTNLAB_NO_MAIN),
+ * and uses only what every front-end compiles (no processes, signals, locks, dlsym or
+ * gnuplot). The page runs it in a Web Worker, one run per Worker, and talks to it through
+ * the functions below (exported from the WebAssembly module; every string is UTF-8, every
+ * path one of emscripten's in-memory file system, which the page reads and writes with
+ * FS.readFile and FS.writeFile). A run is a directory there, written in the command
+ * line's formats (docs/results-format.md), so a run downloaded from the page is read by
+ * `attnlab eval` and `attnlab report` as one trained by `attnlab train`.
+ *
+ * The same bits as `attnlab train`. A run's configuration is built as the command line
+ * builds it (config_defaults, the model's defaults, then each setting through
+ * config_set, and for a data file what the file decides: its vocabulary, its CRC-32 and,
+ * unless given, the training range). Training is train_run itself, called once per
+ * chunk: a chunk always ends at a step that validates (its pause hook sets the stop flag
+ * there), so every interval of train_log.tsv is averaged over the same steps as the
+ * command line's, the generators, Adam's moments and the best validation carry over from
+ * one call to the next, and the weights after the last chunk are those of one call.
+ * tests/web/page.js trains through this file under node and `make check-web` compares its
+ * model.ckpt and last.ckpt with the native program's, byte for byte.
+ *
+ * Between two chunks the Worker reads its messages: that is where the page's "stop"
+ * takes effect. The run then finishes with the weights it has; build.tsv says "budget"
+ * with the train_steps it ran, as for a run that ran out of steps.
+ *
+ * Files of a run (dir): args.txt and config.tsv at creation; train_log.tsv after every
+ * chunk; last.ckpt, model.ckpt (the best validation's weights) and build.tsv by
+ * page_finish; eval.tsv and eval_positions.tsv by page_evaluate; trace/NAME.tsv, the
+ * matrices of the last input page_decode was given. It is portable C: the same file
+ * builds natively (make build/common/web/web_page.o).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/afile.h"
+#include "../cli/buildinfo.h"
+#include "../core/checkpoint.h"
+#include "../core/config.h"
+#include "../core/dataset.h"
+#include "../core/eval.h"
+#include "../core/model.h"
+#include "../core/optim.h"
+#include "../core/rng.h"
+#include "../core/task.h"
+#include "../core/train.h"
+#include "web_page.h"
+
+/* The registry (attnlab.c): every model, NULL-terminated. */
+extern const model_ops *const model_registry[];
+
+#define PAGE_RUNS_MAX 16        /* runs open at once in one module (the page: one) */
+#define PAGE_ERR_MAX 512
+#define PAGE_LENGTHS_MAX 64     /* evaluation lengths of a run, as the command line's */
+#define PAGE_SETTINGS_MAX 4096
+
+/* One run: its configuration, model, optimiser, streams and the best validation, the log
+ * so far (a memory stream, written whole to train_log.tsv after each chunk), and where it
+ * stands. A run opened from a checkpoint has a model and a configuration only. */
+typedef struct page_run {
+    char dir[AFILE_PATH_MAX];
+    config c;
+    model *m;
+    rng_streams r;
+    optim o;
+    train_best best;
+    FILE *log;
+    char *log_buf;
+    size_t log_len;
+    size_t step;              /* the last step trained (0: none yet) */
+    size_t pause_at;          /* the chunk pauses at the first validation from this step */
+    double seconds;           /* training seconds so far, validation left out */
+    int early;                /* TRAIN_PLATEAU or TRAIN_TARGET when the stopping rule ended it */
+    int trained;              /* 1: made here and trainable; 0: opened from a checkpoint */
+    int done;                 /* training is over (cap, rule, stop, failure) */
+    volatile sig_atomic_t stop; /* set by the pause hook: train_run stops before the next step */
+    size_t lens[PAGE_LENGTHS_MAX], nl, samples; /* the final evaluation */
+} page_run;
+
+static page_run *page_runs[PAGE_RUNS_MAX];
+static char page_err[PAGE_ERR_MAX];
+static char *page_out;          /* the text of the last page_decode */
+
+/* ---- what the page reads back -------------------------------------------------------- */
+
+/* The one-line reason the last call failed ("" after a success). */
+const char *page_error(void) { return page_err; }
+
+/* The text page_decode produced: "decoded\tW1 W2 ...", then "target\tW1 W2 ..." (the
+ * task's, or the data file's when it holds the source; absent otherwise), then
+ * "correct\tK/N" when there is a target; one line each. */
+const char *page_text(void) { return page_out ? page_out : ""; }
+
+static page_run *page_get(int h)
+{
+    if (h < 1 || h > PAGE_RUNS_MAX || !page_runs[h - 1]) {
+        snprintf(page_err, sizeof page_err, "no run %d is open", h);
+        return NULL;
+    }
+    page_err[0] = '\0';
+    return page_runs[h - 1];
+}
+
+/* ---- settings -------------------------------------------------------------------------- */
+
+/* The default final evaluation of the command line (train without --eval-lengths): up to
+ * twice the longest training length in about 16 steps, never beyond max_len. The same
+ * rule as cmd_train.c's default_eval_lengths. */
+static size_t page_default_lengths(const config *c, size_t *out)
+{
+    const size_t top = 2 * c->train_max < c->max_len ? 2 * c->train_max : c->max_len;
+    const size_t step = top / 16 ? top / 16 : 1;
+    size_t n = 0;
+    for (size_t L = step; L <= top && n < PAGE_LENGTHS_MAX; L += step)
+        out[n++] = L;
+    return n;
+}
+
+/* Reads "A,B,C" (whole numbers from 1 to max, at most PAGE_LENGTHS_MAX) into lens.
+ * Returns the count, or 0 with one line in page_err. */
+static size_t page_parse_lengths(const char *text, size_t max, size_t *lens)
+{
+    size_t n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p || *p < '0' || *p > '9' || v < 1 || v > max || n == PAGE_LENGTHS_MAX ||
+            (*end && *end != ',')) {
+            snprintf(page_err, sizeof page_err, "eval_lengths '%s' is not a list of lengths "
+                     "(accepted: up to %d whole numbers from 1 to %zu, separated by commas)",
+                     text, PAGE_LENGTHS_MAX, max);
+            return 0;
+        }
+        lens[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0)
+        snprintf(page_err, sizeof page_err, "eval_lengths is empty (accepted: lengths "
+                 "separated by commas)");
+    return n;
+}
+
+/* The configuration of a run from settings: lines or spaces of key=value, with the keys
+ * of config.h (model first, whatever its place), plus eval_lengths=A,B,... and samples=N
+ * for the final evaluation, as `attnlab train --model M --KEY VALUE ...` builds it. The
+ * equivalent arguments are appended to args (one per line). Returns 0, or -1 with one line
+ * in page_err. */
+static int page_configure(page_run *p, const char *settings, FILE *args)
+{
+    char buf[PAGE_SETTINGS_MAX], eval_spec[512] = "";
+    config *c = &p->c;
+    if (strlen(settings) >= sizeof buf) {
+        snprintf(page_err, sizeof page_err, "the settings are longer than %zu bytes",
+                 sizeof buf - 1);
+        return -1;
+    }
+    /* the model, whose defaults come before every other setting */
+    const model_ops *ops = NULL;
+    snprintf(buf, sizeof buf, "%s", settings);
+    for (char *s = NULL, *kv = strtok_r(buf, " \t\r\n", &s); kv; kv = strtok_r(NULL, " \t\r\n", &s))
+        if (strncmp(kv, "model=", 6) == 0 && !(ops = model_lookup(kv + 6))) {
+            snprintf(page_err, sizeof page_err, "model: unknown model '%s' (accepted: %s)",
+                     kv + 6, model_names());
+            return -1;
+        }
+    config_defaults(c);
+    if (!ops)
+        ops = model_lookup(c->model);
+    ops->defaults(c);
+    snprintf(c->model, sizeof c->model, "%s", ops->name);
+    fprintf(args, "--model\n%s\n", ops->name);
+    int train_len_given = 0;
+    p->samples = 256;
+    snprintf(buf, sizeof buf, "%s", settings);
+    for (char *s = NULL, *kv = strtok_r(buf, " \t\r\n", &s); kv; kv = strtok_r(NULL, " \t\r\n", &s)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            snprintf(page_err, sizeof page_err, "setting '%s' is not key=value", kv);
+            return -1;
+        }
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strcmp(kv, "model") == 0)
+            continue;
+        if (strcmp(kv, "eval_lengths") == 0) {
+            snprintf(eval_spec, sizeof eval_spec, "%s", val);
+            fprintf(args, "--eval-lengths\n%s\n", val);
+            continue;
+        }
+        if (strcmp(kv, "samples") == 0) {
+            char *end;
+            unsigned long v = strtoul(val, &end, 10);
+            if (*val < '0' || *val > '9' || *end || v < 1 || v > 1000000) {
+                snprintf(page_err, sizeof page_err, "samples '%s' is not a whole number from "
+                         "1 to 1000000", val);
+                return -1;
+            }
+            p->samples = v;
+            fprintf(args, "--samples\n%s\n", val);
+            continue;
+        }
+        const config_field *f = config_find(kv);
+        if (!f) {
+            snprintf(page_err, sizeof page_err, "setting '%s': no such configuration key", kv);
+            return -1;
+        }
+        if (config_set(c, f, val, page_err, sizeof page_err) != 0)
+            return -1;
+        train_len_given |= strcmp(f->name, "train_min") == 0 || strcmp(f->name, "train_max") == 0;
+        char flag[64];
+        config_flag_name(f, flag, sizeof flag);
+        if (f->type == CFG_BOOL && strcmp(val, "1") == 0)
+            fprintf(args, "--%s\n", flag);
+        else
+            fprintf(args, "--%s\n%s\n", flag, val);
+    }
+    if (!task_known(c->task)) {
+        snprintf(page_err, sizeof page_err, "task: unknown task '%s' (accepted: %s)", c->task,
+                 task_names());
+        return -1;
+    }
+    /* a data file decides its vocabulary, its CRC-32 and, unless given, the training
+     * range (the command line's file_task_config in cli_args.c) */
+    const task *t = NULL;
+    if (task_is_file(c->task)) {
+        char err[PAGE_ERR_MAX];
+        if (!(t = task_open_new(c, err, sizeof err))) {
+            snprintf(page_err, sizeof page_err, "%s", err); /* it names the file */
+            return -1;
+        }
+        const dataset *d = t->data;
+        c->symbols = d->V;
+        c->data_crc = d->crc;
+        const dataset_range tr = d->set[DATASET_TRAIN];
+        if (!train_len_given) {
+            c->train_min = d->ex[tr.first].Ts;
+            c->train_max = d->ex[tr.first + tr.count - 1].Ts;
+        } else if (c->train_min <= c->train_max) {
+            for (int s = DATASET_TRAIN; s <= DATASET_VAL; s++)
+                if (dataset_within(d, (dataset_set)s, c->train_min, c->train_max).count == 0) {
+                    snprintf(page_err, sizeof page_err, "training lengths %zu:%zu: no %s "
+                             "example of %s has a source length in that range (its training "
+                             "sources are %zu to %zu symbols long)", c->train_min,
+                             c->train_max, s == DATASET_TRAIN ? "training" : "validation",
+                             c->task, d->ex[tr.first].Ts, d->ex[tr.first + tr.count - 1].Ts);
+                    task_close(t);
+                    return -1;
+                }
+        }
+    }
+    if (config_check(c, page_err, sizeof page_err) != 0 ||
+        ops->check(c, page_err, sizeof page_err) != 0) {
+        task_close(t);
+        return -1;
+    }
+    /* the final evaluation: the lengths given, else the command line's; a data file's
+     * test set at every source length it holds */
+    if (eval_spec[0] && !(p->nl = page_parse_lengths(eval_spec, c->max_len, p->lens))) {
+        task_close(t);
+        return -1;
+    }
+    if (t) {
+        size_t *all = malloc((t->data->max_Ts + 1) * sizeof *all);
+        const size_t na = all ? dataset_lengths(t->data, DATASET_TEST, 1, t->data->max_Ts,
+                                                all) : 0;
+        for (size_t k = 0; k < p->nl; k++) {
+            size_t i = 0;
+            while (i < na && all[i] != p->lens[k])
+                i++;
+            if (i == na) {
+                snprintf(page_err, sizeof page_err, "eval_lengths: the test set of %s holds "
+                         "no source of length %zu", c->task, p->lens[k]);
+                free(all);
+                task_close(t);
+                return -1;
+            }
+        }
+        if (p->nl == 0) {
+            p->nl = na < PAGE_LENGTHS_MAX ? na : PAGE_LENGTHS_MAX;
+            if (all)
+                memcpy(p->lens, all, p->nl * sizeof *p->lens);
+        }
+        free(all);
+        task_close(t);
+    } else if (p->nl == 0) {
+        p->nl = page_default_lengths(c, p->lens);
+    }
+    return 0;
+}
+
+/* ---- runs ------------------------------------------------------------------------------- */
+
+static void page_run_free(page_run *p)
+{
+    if (!p)
+        return;
+    if (p->m)
+        p->m->ops->free(p->m);
+    optim_free(&p->o);
+    rng_close(&p->r);
+    free(p->best.w);
+    if (p->log)
+        fclose(p->log);
+    free(p->log_buf);
+    free(p);
+}
+
+/* A new run slot, or NULL with page_err. */
+static page_run *page_new(const char *dir, int *h)
+{
+    int k = 0;
+    while (k < PAGE_RUNS_MAX && page_runs[k])
+        k++;
+    if (k == PAGE_RUNS_MAX) {
+        snprintf(page_err, sizeof page_err, "%d runs are open already: close one", PAGE_RUNS_MAX);
+        return NULL;
+    }
+    page_run *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        return NULL;
+    }
+    if (snprintf(p->dir, sizeof p->dir, "%s", dir) >= (int)sizeof p->dir ||
+        afile_mkdirs(dir, page_err, sizeof page_err) != 0) {
+        if (!page_err[0])
+            snprintf(page_err, sizeof page_err, "directory name too long: %s", dir);
+        free(p);
+        return NULL;
+    }
+    *h = k + 1;
+    return p;
+}
+
+static int page_write_text(FILE *f, const void *ctx)
+{
+    const char *s = ctx;
+    return fputs(s, f) < 0 ? -1 : 0;
+}
+
+static int page_write_config(FILE *f, const void *c) { return config_write_tsv(c, f); }
+
+/* Creates a run in directory dir (made when missing) from settings (page_configure: one
+ * key=value per word; model, task copy, reverse or file:PATH, train_min, train_max, sizes,
+ * seed, steps, stop_acc, ..., eval_lengths, samples), with its model initialised from the
+ * seed as `attnlab train` does, and writes dir/args.txt and dir/config.tsv. A data file
+ * (task=file:PATH) is read from PATH, relative to the current directory. Returns the run's
+ * handle (1 or more), or 0 with one line in page_error(). */
+int page_create(const char *dir, const char *settings)
+{
+    int h = 0;
+    page_err[0] = '\0';
+    page_run *p = page_new(dir, &h);
+    if (!p)
+        return 0;
+    char *args_text = NULL;
+    size_t args_len = 0;
+    FILE *args = open_memstream(&args_text, &args_len);
+    if (!args) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        page_run_free(p);
+        return 0;
+    }
+    int rc = page_configure(p, settings, args);
+    /* the command line's args.txt also holds --out DIR: the directory's own name */
+    const char *base = strrchr(dir, '/');
+    fprintf(args, "--out\n%s\n", base && base[1] ? base + 1 : dir);
+    fclose(args);
+    if (rc == 0 && (afile_write(dir, "args.txt", page_write_text, args_text, page_err,
+                                sizeof page_err) != 0 ||
+                    afile_write(dir, "config.tsv", page_write_config, &p->c, page_err,
+                                sizeof page_err) != 0))
+        rc = -1;
+    free(args_text);
+    const config *c = &p->c;
+    if (rc == 0) {
+        const model_ops *ops = model_lookup(c->model);
+        if (rng_open(&p->r, c->seed) != 0 || !(p->m = ops->alloc(c)) ||
+            optim_alloc(&p->o, p->m->params.size, c->beta1, c->beta2, c->eps) != 0 ||
+            !(p->best.w = malloc(p->m->params.size * sizeof *p->best.w)) ||
+            !(p->log = open_memstream(&p->log_buf, &p->log_len))) {
+            snprintf(page_err, sizeof page_err, "out of memory building %s", c->model);
+            rc = -1;
+        }
+    }
+    if (rc != 0) {
+        page_run_free(p);
+        return 0;
+    }
+    p->m->ops->init(p->m, p->r.s[RNG_INIT]);
+    /* the best weights are the initial ones until a validation says otherwise */
+    memcpy(p->best.w, p->m->params.data, p->m->params.size * sizeof *p->best.w);
+    train_log_header(p->log);
+    p->trained = 1;
+    page_runs[h - 1] = p;
+    return h;
+}
+
+/* The pause hook (train_hooks.checkpoint, called after every step): once the chunk has
+ * run its steps, stop at the first step that validates, so that the chunk ends on a
+ * log line. */
+static int page_pause(void *ctx, size_t step, const optim *o)
+{
+    page_run *p = ctx;
+    (void)o;
+    if (step >= p->pause_at && train_validates_at(&p->c, step))
+        p->stop = 1;
+    return 0;
+}
+
+static int page_write_log(FILE *f, const void *ctx)
+{
+    const page_run *p = ctx;
+    fflush(p->log);
+    return fwrite(p->log_buf, 1, p->log_len, f) == p->log_len ? 0 : -1;
+}
+
+/* Trains run h for at least steps more steps (fewer when the cap or the stopping rule
+ * comes first), then on to the next step that validates, and writes dir/train_log.tsv
+ * (every line so far; its last line is the progress: step, seconds, lr, loss, token_acc,
+ * ...). Returns 0 when there is more to train, 1 when training is over (every step run,
+ * the target accuracy reached or a plateau), or -1 with one line in page_error() (a
+ * divergence: training is over, and the weights are those of the last good step). */
+int page_train(int h, int steps)
+{
+    page_run *p = page_get(h);
+    if (!p)
+        return -1;
+    if (!p->trained) {
+        snprintf(page_err, sizeof page_err, "run %d was opened from a checkpoint: it is not "
+                 "trained here", h);
+        return -1;
+    }
+    if (p->done)
+        return 1;
+    char err[PAGE_ERR_MAX];
+    const task *t = task_open(&p->c, err, sizeof err);
+    if (!t) {
+        snprintf(page_err, sizeof page_err, "%s", err);
+        return -1;
+    }
+    p->stop = 0;
+    p->pause_at = p->step + (steps > 0 ? (size_t)steps : 1);
+    train_hooks hooks = {&p->stop, 1, page_pause, p, p->seconds, NULL, NULL};
+    train_summary ts;
+    const int tr = train_run(p->m, t, &p->c, &p->r, &p->o, p->step + 1, p->log, TRAIN_QUIET,
+                             &hooks, &p->best, &ts, err, sizeof err);
+    task_close(t);
+    p->step = ts.steps;
+    p->seconds += ts.seconds;
+    int rc = tr == TRAIN_STOPPED ? 0 : 1;
+    if (tr == TRAIN_FAILED) {
+        snprintf(page_err, sizeof page_err, "%s", err);
+        rc = -1;
+    }
+    if (tr != TRAIN_STOPPED) {
+        p->done = 1;
+        p->early = ts.early;
+    }
+    if (afile_write(p->dir, "train_log.tsv", page_write_log, p, err, sizeof err) != 0) {
+        snprintf(page_err, sizeof page_err, "%s", err);
+        return -1;
+    }
+    return rc;
+}
+
+/* The facts of a run besides its configuration (build.tsv), as `attnlab train` writes
+ * them (cmd_train.c's write_build). */
+static int page_write_build(FILE *f, const void *ctx)
+{
+    const page_run *p = ctx;
+    fprintf(f, "key\tvalue\n");
+    buildinfo_write_tsv(f);
+    fprintf(f, "parameters\t%zu\n", p->m->params.size);
+    fprintf(f, "train_steps\t%zu\n", p->step);
+    fprintf(f, "train_seconds\t%.3f\n", p->seconds);
+    fprintf(f, "stopped\t%s\n", p->early == TRAIN_PLATEAU  ? "converged"
+                                : p->early == TRAIN_TARGET ? "target"
+                                                           : "budget");
+    if (p->best.step) {
+        fprintf(f, "best_step\t%zu\n", p->best.step);
+        fprintf(f, "best_seconds\t%.3f\n", p->best.seconds);
+        fprintf(f, "best_val_token_acc\t%.6f\n", p->best.token_acc);
+        fprintf(f, "best_val_loss\t%.6g\n", p->best.loss);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* Ends the training of run h where it is (after a "stop", or when page_train said it is
+ * over) and writes what `attnlab train` writes after training: train_log.tsv, last.ckpt
+ * (the weights after the last step), model.ckpt (those of the best validation, which the
+ * run keeps from here on) and build.tsv. Returns 0, or -1 with page_error(). */
+int page_finish(int h)
+{
+    page_run *p = page_get(h);
+    if (!p)
+        return -1;
+    if (!p->trained || p->step == 0) {
+        snprintf(page_err, sizeof page_err, "run %d has no training to finish", h);
+        return -1;
+    }
+    char path[AFILE_PATH_MAX];
+    p->done = 1;
+    if (afile_write(p->dir, "train_log.tsv", page_write_log, p, page_err, sizeof page_err))
+        return -1;
+    afile_join(path, sizeof path, p->dir, "last.ckpt");
+    if (ckpt_save(path, p->m, NULL, page_err, sizeof page_err) != 0)
+        return -1;
+    if (p->best.step)
+        memcpy(p->m->params.data, p->best.w, p->m->params.size * sizeof *p->best.w);
+    afile_join(path, sizeof path, p->dir, "model.ckpt");
+    if (ckpt_save(path, p->m, NULL, page_err, sizeof page_err) != 0)
+        return -1;
+    return afile_write(p->dir, "build.tsv", page_write_build, p, page_err, sizeof page_err);
+}
+
+typedef struct page_eval {
+    const char *model;
+    const eval_result *r;
+    size_t n;
+} page_eval;
+
+static int page_write_eval(FILE *f, const void *ctx)
+{
+    const page_eval *e = ctx;
+    return eval_write_tsv(f, e->model, e->r, e->n);
+}
+
+static int page_write_positions(FILE *f, const void *ctx)
+{
+    const page_eval *e = ctx;
+    return eval_write_positions_tsv(f, e->model, e->r, e->n);
+}
+
+/* The final evaluation of run h, as `attnlab train` ends and `attnlab eval` runs it:
+ * greedy decoding of samples fresh sequences at each evaluation length (the run's seed),
+ * or of a data file's test set; writes dir/eval.tsv and dir/eval_positions.tsv. Returns
+ * 0, or -1 with page_error(). */
+int page_evaluate(int h)
+{
+    page_run *p = page_get(h);
+    if (!p)
+        return -1;
+    eval_result *r = calloc(p->nl, sizeof *r);
+    const task *t = r ? task_open(&p->m->cfg, page_err, sizeof page_err) : NULL;
+    if (!r)
+        snprintf(page_err, sizeof page_err, "out of memory");
+    int rc = -1;
+    if (t && (t->data ? eval_data_run(p->m, t, DATASET_TEST, p->lens, p->nl, NULL, r, page_err,
+                                      sizeof page_err)
+                      : eval_run(p->m, t, p->lens, p->nl, p->samples, p->m->cfg.seed, NULL, r,
+                                 page_err, sizeof page_err)) == 0) {
+        page_eval e = {p->m->ops->name, r, p->nl};
+        rc = afile_write(p->dir, "eval.tsv", page_write_eval, &e, page_err, sizeof page_err) ||
+             afile_write(p->dir, "eval_positions.tsv", page_write_positions, &e, page_err,
+                         sizeof page_err) ? -1 : 0;
+        eval_free(r, p->nl);
+    }
+    task_close(t);
+    free(r);
+    return rc;
+}
+
+/* Opens the checkpoint at path (one `attnlab train` wrote: model.ckpt or last.ckpt) as a
+ * run in dir, to evaluate (page_evaluate: eval_lengths and samples from settings, as in
+ * page_create, else the command line's) and decode. A data file's run needs the file at
+ * the path its configuration names. Returns the handle, or 0 with page_error(). */
+int page_open(const char *path, const char *dir, const char *settings)
+{
+    int h = 0;
+    page_err[0] = '\0';
+    page_run *p = page_new(dir, &h);
+    if (!p)
+        return 0;
+    if (!(p->m = ckpt_load(path, NULL, page_err, sizeof page_err))) {
+        free(p);
+        return 0;
+    }
+    p->c = p->m->cfg;
+    p->samples = 256;
+    char buf[PAGE_SETTINGS_MAX];
+    snprintf(buf, sizeof buf, "%s", settings);
+    for (char *s = NULL, *kv = strtok_r(buf, " \t\r\n", &s); kv; kv = strtok_r(NULL, " \t\r\n", &s)) {
+        if (strncmp(kv, "eval_lengths=", 13) == 0 &&
+            !(p->nl = page_parse_lengths(kv + 13, p->c.max_len, p->lens))) {
+            page_run_free(p);
+            return 0;
+        }
+        if (strncmp(kv, "samples=", 8) == 0)
+            p->samples = strtoul(kv + 8, NULL, 10) ? strtoul(kv + 8, NULL, 10) : 256;
+    }
+    const task *t = task_open(&p->c, page_err, sizeof page_err);
+    if (!t) {
+        page_run_free(p);
+        return 0;
+    }
+    if (p->nl == 0 && t->data) {
+        size_t *all = malloc((t->data->max_Ts + 1) * sizeof *all);
+        const size_t na = all ? dataset_lengths(t->data, DATASET_TEST, 1, t->data->max_Ts,
+                                                all) : 0;
+        p->nl = na < PAGE_LENGTHS_MAX ? na : PAGE_LENGTHS_MAX;
+        if (all)
+            memcpy(p->lens, all, p->nl * sizeof *p->lens);
+        free(all);
+    } else if (p->nl == 0) {
+        p->nl = page_default_lengths(&p->c, p->lens);
+    }
+    task_close(t);
+    if (afile_write(dir, "config.tsv", page_write_config, &p->c, page_err, sizeof page_err)) {
+        page_run_free(p);
+        return 0;
+    }
+    page_runs[h - 1] = p;
+    return h;
+}
+
+/* A copy of the configuration of run h, as config.tsv holds it, in page_text(). */
+int page_config(int h)
+{
+    page_run *p = page_get(h);
+    if (!p)
+        return -1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        return -1;
+    }
+    fprintf(f, "key\tvalue\nparameters\t%zu\n", p->m->params.size);
+    config_write_tsv(&p->c, f);
+    fclose(f);
+    free(page_out);
+    page_out = text;
+    return 0;
+}
+
+/* ---- decoding an input ------------------------------------------------------------------ */
+
+/* What a trace writes: the directory and the labels of each axis. */
+typedef struct page_trace {
+    const char *dir;
+    char (*src)[16], (*tgt)[16], (*tgt_in)[16], (*index)[16];
+    size_t n_index;
+    int failed;
+} page_trace;
+
+/* One labelled matrix in the layout of docs/results-format.md (the one report.c's
+ * report_write_matrix writes). */
+typedef struct page_matrix {
+    const gsl_matrix *m;
+    const char (*rows)[16], (*cols)[16];
+    const char *corner;
+} page_matrix;
+
+static int page_write_matrix(FILE *f, const void *ctx)
+{
+    const page_matrix *x = ctx;
+    fprintf(f, "%s", x->corner);
+    for (size_t j = 0; j < x->m->size2; j++)
+        fprintf(f, "\t%s", x->cols[j]);
+    fputc('\n', f);
+    for (size_t i = 0; i < x->m->size1; i++) {
+        fprintf(f, "%s", x->rows[i]);
+        for (size_t j = 0; j < x->m->size2; j++)
+            fprintf(f, "\t%.6g", gsl_matrix_get(x->m, i, j));
+        fputc('\n', f);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+static char (*page_axis(page_trace *c, const char *kind, size_t n))[16]
+{
+    if (strcmp(kind, "src") == 0)
+        return c->src;
+    if (strcmp(kind, "tgt") == 0)
+        return c->tgt;
+    if (strcmp(kind, "tgt_in") == 0)
+        return c->tgt_in;
+    return n <= c->n_index ? c->index : NULL;
+}
+
+/* The trace_sink: writes the matrix as dir/NAME.tsv. */
+static int page_trace_sink(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
+                           const char *cols)
+{
+    page_trace *c = ctx;
+    char(*rl)[16] = page_axis(c, rows, m->size1);
+    char(*cl)[16] = page_axis(c, cols, m->size2);
+    char file[128], corner[64];
+    if (!rl || !cl) {
+        c->failed = 1;
+        return -1;
+    }
+    snprintf(file, sizeof file, "%s.tsv", name);
+    snprintf(corner, sizeof corner, "%s\\%s", rows, cols);
+    page_matrix x = {m, (const char(*)[16])rl, (const char(*)[16])cl, corner};
+    if (afile_write(c->dir, file, page_write_matrix, &x, page_err, sizeof page_err) != 0) {
+        c->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* The label of token tok: as task_symbol shows it, cut to 15 bytes at a UTF-8 character. */
+static void page_label(const task *t, size_t nsym, int tok, char lab[16])
+{
+    char word[DATASET_WORD_MAX + 8];
+    task_symbol(t, nsym, tok, word, sizeof word);
+    size_t len = strlen(word);
+    if (len > 15) {
+        len = 15;
+        while (len > 0 && ((unsigned char)word[len] & 0xc0) == 0x80)
+            len--;
+    }
+    memcpy(lab, word, len);
+    lab[len] = '\0';
+}
+
+/* Appends the words of tokens x (n) to f, separated by spaces. */
+static void page_words(FILE *f, const task *t, size_t nsym, const int *x, size_t n)
+{
+    char word[DATASET_WORD_MAX + 8];
+    for (size_t i = 0; i < n; i++) {
+        task_symbol(t, nsym, x[i], word, sizeof word);
+        fprintf(f, "%s%s", i ? " " : "", word);
+    }
+}
+
+/* Decodes input, a line of symbols of run h's task (numbers below symbols for copy and
+ * reverse, words of the vocabulary for a data file), greedily, at the target length the
+ * task gives it; writes the model's trace of it (attention maps, LSTM gates: the matrices
+ * of docs/results-format.md) as dir/trace/NAME.tsv, and the decoded words, the target and
+ * how many match in page_text(). Returns 0, or -1 with page_error(). */
+int page_decode(int h, const char *input)
+{
+    page_run *p = page_get(h);
+    if (!p)
+        return -1;
+    model *m = p->m;
+    const size_t V = m->cfg.symbols, Lmax = m->cfg.max_len;
+    const task *t = task_open(&m->cfg, page_err, sizeof page_err);
+    if (!t)
+        return -1;
+    int rc = -1;
+    size_t Ts = 0;
+    batch b = {0};
+    int *out = NULL;
+    page_trace c = {0};
+    char *text = NULL;
+    size_t text_len = 0;
+    const size_t Tmax = task_max_target_len(t, 1, Lmax);
+    size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
+    nidx = (nidx > Lmax + Tmax ? nidx : Lmax + Tmax) + 2;
+    char tdir[AFILE_PATH_MAX];
+    if (batch_alloc(&b, 1, Lmax, Tmax) != 0 || !(out = malloc(Tmax * sizeof *out)) ||
+        !(c.src = malloc(Lmax * sizeof *c.src)) || !(c.tgt = malloc(Tmax * sizeof *c.tgt)) ||
+        !(c.tgt_in = malloc(Tmax * sizeof *c.tgt_in)) ||
+        !(c.index = malloc(nidx * sizeof *c.index))) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        goto done;
+    }
+    if (task_parse(t, V, input, b.src, Lmax, &Ts, page_err, sizeof page_err) != 0)
+        goto done;
+    /* the target: the task's; for a data file the file's, when it holds this source */
+    const long e = t->data ? dataset_find(t->data, b.src, Ts) : -1;
+    const int known = !t->data || e >= 0;
+    if (e >= 0) {
+        const size_t idx = (size_t)e;
+        task_fill_examples(t, &b, &idx, 1);
+    } else {
+        task_complete(t, &b, 1, Ts, V); /* a data file: only the target's length is used */
+    }
+    const size_t Tt = b.Tt;
+    if (m->ops->reserve(m, 1, Ts, Tt) != 0) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        goto done;
+    }
+    if (model_decode(m, b.src, 1, Ts, Tt, out) != 0) {
+        snprintf(page_err, sizeof page_err, "%s decode failed: %s", m->ops->name,
+                 model_last_error());
+        goto done;
+    }
+    for (size_t i = 0; i < Ts; i++)
+        page_label(t, V, b.src[i], c.src[i]);
+    for (size_t i = 0; i < Tt; i++) {
+        page_label(t, V, out[i], c.tgt[i]);
+        page_label(t, V, i == 0 ? (int)V : out[i - 1], c.tgt_in[i]); /* BOS first */
+    }
+    for (size_t i = 0; i < nidx; i++)
+        snprintf(c.index[i], 16, "%u", (unsigned)i);
+    c.n_index = nidx;
+    afile_join(tdir, sizeof tdir, p->dir, "trace");
+    c.dir = tdir;
+    if (m->ops->trace) {
+        int *again = malloc(Tt * sizeof *again);
+        if (!again || afile_mkdirs(tdir, page_err, sizeof page_err) != 0 ||
+            model_trace(m, b.src, Ts, Tt, again, page_trace_sink, &c) != 0 || c.failed) {
+            if (!c.failed && again)
+                snprintf(page_err, sizeof page_err, "%s trace failed: %s", m->ops->name,
+                         model_last_error());
+            free(again);
+            goto done;
+        }
+        free(again);
+    }
+    FILE *f = open_memstream(&text, &text_len);
+    if (!f) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        goto done;
+    }
+    fprintf(f, "decoded\t");
+    page_words(f, t, V, out, Tt);
+    if (known) {
+        size_t ok = 0;
+        for (size_t i = 0; i < Tt; i++)
+            ok += out[i] == b.tgt[i];
+        fprintf(f, "\ntarget\t");
+        page_words(f, t, V, b.tgt, Tt);
+        fprintf(f, "\ncorrect\t%zu/%zu", ok, Tt);
+    }
+    fputc('\n', f);
+    fclose(f);
+    free(page_out);
+    page_out = text;
+    rc = 0;
+done:
+    task_close(t);
+    batch_free(&b);
+    free(out);
+    free(c.src);
+    free(c.tgt);
+    free(c.tgt_in);
+    free(c.index);
+    return rc;
+}
+
+/* Closes run h and frees what it holds (its files stay). Returns 0, or -1. */
+int page_close(int h)
+{
+    page_run *p = page_get(h);
+    if (!p)
+        return -1;
+    page_run_free(p);
+    page_runs[h - 1] = NULL;
+    return 0;
+}
+
+/* The settings of a size preset for model name: "small" (a few thousand parameters per
+ * model, trains copy at lengths up to 8 in seconds) or "defaults" (the command line's
+ * own sizes: nothing to set). Returns the settings (key=value words), or "" for an
+ * unknown preset. */
+const char *page_preset(const char *name, const char *preset)
+{
+    if (strcmp(preset, "small") != 0)
+        return "";
+    if (strcmp(name, "lstm") == 0)
+        return "embed=16 hidden=64";
+    if (strcmp(name, "rnn_attention") == 0)
+        return "embed=16 hidden=32 attn=32";
+    if (strcmp(name, "transformer") == 0)
+        return "d_model=32 heads=2 d_ff=64 layers=1";
+    return "";
+}
+
+/* The models of the registry, one name per line, in page_text(). */
+const char *page_models(void)
+{
+    static char names[256];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t k = 0; model_registry[k] && used < sizeof names; k++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? "\n" : "",
+                                 model_registry[k]->name);
+    return names;
+}
+
+/* The GSL error handler that keeps a model's report for model_last_error instead of
+ * aborting (the command line installs it in cli_main). Called once by the page. */
+void page_init(void) { model_catch_errors(); }
