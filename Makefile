@@ -368,8 +368,10 @@ $(WEB_OBJDIR)/registry.o: attnlab.c | web-gsl
 $(WEB_CHECK): $(WEB_OBJDIR)/common/web/web_check.o $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_NODE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
-# The page's entry point (common/web/web_page.c) as one JavaScript module (AttnlabCore).
-$(WEB_CORE_JS): $(WEB_OBJDIR)/common/web/web_page.o $(WEB_OBJ)
+# The page's entry point (common/web/web_page.c, web_settings.c, web_decode.c) as one
+# JavaScript module (AttnlabCore).
+WEB_PAGE_OBJ := $(addprefix $(WEB_OBJDIR)/common/web/,web_page.o web_settings.o web_decode.o)
+$(WEB_CORE_JS): $(WEB_PAGE_OBJ) $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_PAGE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
 # The page: one HTML file with its CSS, its JavaScript and the module inlined.
@@ -407,7 +409,7 @@ check-web:
 	fi
 
 -include $(WEB_OBJ:.o=.d) $(WEB_OBJDIR)/common/web/web_check.d $(BUILD)/common/web/web_check.d \
-         $(WEB_OBJDIR)/common/web/web_page.d
+         $(WEB_PAGE_OBJ:.o=.d)
 
 # Run the fast tests under valgrind: no leak, no invalid access (CK_FORK=no so valgrind
 # sees every test in one process).
