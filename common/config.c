@@ -40,6 +40,12 @@ const config_field config_fields[] = {
     {"cell", CFG_STRING, F(cell), 0, 0, "gru,lstm", "recurrent cell of rnn_attention", 0, 0},
     {"forget_bias", CFG_DOUBLE, F(forget_bias), -100, 100, NULL,
      "initial forget-gate bias of LSTM cells", 0, 0},
+    {"feed_context", CFG_BOOL, F(feed_context), 0, 1, NULL,
+     "a switch: lstm gives the encoder's final state to every decoder step as an input "
+     "(off: only as its initial state)", 0, CFG_UNLESS_ZERO},
+    {"bidirectional", CFG_BOOL, F(bidirectional), 0, 1, NULL,
+     "a switch: rnn_attention reads the source both ways, annotations [fwd; bwd] of "
+     "width 2H (off: forward only)", 0, CFG_UNLESS_ZERO},
     {"d_model", CFG_SIZE, F(d_model), 1, 4096, NULL, "transformer width D", 0, 0},
     {"heads", CFG_SIZE, F(heads), 1, 256, NULL, "attention heads NH (divides d_model)", 0, 0},
     {"d_ff", CFG_SIZE, F(d_ff), 1, 16384, NULL, "transformer feed-forward width", 0, 0},

@@ -42,6 +42,9 @@ typedef struct config {
     size_t attn;              /* A   additive-attention width */
     char cell[CONFIG_STR_MAX]; /* recurrent cell of rnn_attention: gru or lstm */
     double forget_bias;       /* initial LSTM forget-gate bias */
+    int feed_context;         /* lstm: the encoder's summary is an input of every decoder
+                               * step (1), not only its initial state (0) */
+    int bidirectional;        /* rnn_attention: a forward and a backward encoder (1) */
     size_t d_model;           /* D   transformer model width */
     size_t heads;             /* NH  attention heads */
     size_t d_ff;              /* feed-forward width */

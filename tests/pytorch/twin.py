@@ -45,44 +45,63 @@ class Lstm(nn.Module):
         i = σ(W_i x + U_i h + b_i)      f = σ(W_f x + U_f h + b_f)
         g = tanh(W_g x + U_g h + b_g)   o = σ(W_o x + U_o h + b_o)
         c' = f ⊙ c + i ⊙ g              h' = o ⊙ tanh(c')
-    with W = weight_ih (4H, E) = attnlab's Wx, U = weight_hh (4H, H) = Wh."""
+    with W = weight_ih (4H, E) = attnlab's Wx, U = weight_hh (4H, H) = Wh.
 
-    def __init__(self, V, E, H):
+    feed_context (Cho et al. 2014): the summary h_Ts is also an input of every decoder
+    step. The decoder then reads x_t = [emb(y_{t−1}); h_Ts] (E+H), and its weight_ih
+    (4H, E+H) is [dec.Wx | dec.Wc]: attnlab's two tensors are its two column blocks."""
+
+    def __init__(self, V, E, H, feed_context=False):
         super().__init__()
-        self.V = V
+        self.V, self.E, self.feed_context = V, E, feed_context
         self.enc_embed = nn.Embedding(V, E)           # enc.embed (V, E)
         self.enc = nn.LSTM(E, H, batch_first=True)    # enc.Wx, enc.Wh, enc.b
         self.dec_embed = nn.Embedding(V, E)           # dec.embed (V, E)
-        self.dec = nn.LSTM(E, H, batch_first=True)    # dec.Wx, dec.Wh, dec.b
+        # dec.Wx, dec.Wh, dec.b (feed_context: weight_ih = [dec.Wx | dec.Wc])
+        self.dec = nn.LSTM(E + H if feed_context else E, H, batch_first=True)
         self.out = nn.Linear(H, V)                    # out.W (V, H), out.b (1, V)
         _freeze_zero(self.enc.bias_hh_l0)
         _freeze_zero(self.dec.bias_hh_l0)
 
     def attnlab_tensors(self):
+        w_ih = self.dec.weight_ih_l0   # feed_context: two column blocks, views of it
+        dec_wx = w_ih[:, :self.E] if self.feed_context else w_ih
+        extra = [("dec.Wc", w_ih[:, self.E:])] if self.feed_context else []
         return [("enc.embed", self.enc_embed.weight), ("enc.Wx", self.enc.weight_ih_l0),
                 ("enc.Wh", self.enc.weight_hh_l0), ("enc.b", self.enc.bias_ih_l0),
-                ("dec.embed", self.dec_embed.weight), ("dec.Wx", self.dec.weight_ih_l0),
+                ("dec.embed", self.dec_embed.weight), ("dec.Wx", dec_wx),
                 ("dec.Wh", self.dec.weight_hh_l0), ("dec.b", self.dec.bias_ih_l0),
-                ("out.W", self.out.weight), ("out.b", self.out.bias)]
+                ("out.W", self.out.weight), ("out.b", self.out.bias)] + extra
 
     def encode(self, src):
         """h_0 = c_0 = 0; the encoder reads the source; its last (h_Ts, c_Ts), each
-        (1, B, H), is the decoder's initial state: the model's only bridge."""
+        (1, B, H), is the decoder's initial state: the model's only bridge (with
+        feed_context, h_Ts is also an input of every step: dec_input)."""
         _, state = self.enc(self.enc_embed(src))
         return state
 
+    def dec_input(self, y, state0):
+        """The decoder's input for tokens y (B, T): emb(y), and with feed_context
+        [emb(y); h_Ts] at every step, h_Ts the h of the initial state state0."""
+        x = self.dec_embed(y)                                        # (B, T, E)
+        if not self.feed_context:
+            return x
+        summary = state0[0][0].unsqueeze(1).expand(-1, y.shape[1], -1)   # (B, T, H)
+        return torch.cat([x, summary], -1)
+
     def forward(self, src, dec_in):
         # teacher forcing: the decoder reads (BOS, y_1 .. y_{Tt−1}), every step at once
-        s, _ = self.dec(self.dec_embed(dec_in), self.encode(src))   # (B, Tt, H)
+        state0 = self.encode(src)
+        s, _ = self.dec(self.dec_input(dec_in, state0), state0)     # (B, Tt, H)
         return self.out(s)                                          # logits = s·Wᵀ + b
 
     @torch.no_grad()
     def greedy(self, src, Tt):
-        state = self.encode(src)
+        state0 = state = self.encode(src)
         y = torch.full((src.shape[0], 1), self.V - 1, dtype=torch.long)   # BOS
         outs = []
         for _ in range(Tt):
-            s, state = self.dec(self.dec_embed(y), state)
+            s, state = self.dec(self.dec_input(y, state0), state)
             y = self.out(s).argmax(-1)                   # (B, 1): fed back as the next input
             outs.append(y)
         return torch.cat(outs, 1)
@@ -305,7 +324,7 @@ def from_config(model, cfg, dtype=torch.float64):
     n = lambda key: int(cfg[key])
     V = n("symbols") + 1   # the data symbols and BOS (config_vocab)
     if model == "lstm":
-        twin = Lstm(V, n("embed"), n("hidden"))
+        twin = Lstm(V, n("embed"), n("hidden"), cfg.get("feed_context", "0") == "1")
     elif model == "rnn_attention":
         twin = RnnAttention(V, n("embed"), n("hidden"), n("attn"), cfg.get("cell", "gru"))
     elif model == "transformer":
