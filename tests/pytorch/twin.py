@@ -122,25 +122,35 @@ class RnnAttention(nn.Module):
         r = σ(W_r x + b_ir + U_r h + b_hr)   z = σ(W_z x + b_iz + U_z h + b_hz)
         n = tanh(W_n x + b_in + r ⊙ (U_n h + b_hn))   h' = (1 − z) ⊙ n + z ⊙ h
     cell "lstm": nn.LSTM and nn.LSTMCell as in Lstm, s_0 = (h_Ts, c_Ts), the query is
-    the h part; the only difference from `lstm` is then the attention."""
+    the h part; the only difference from `lstm` is then the attention.
+    bidirectional (RNNsearch): the encoder is nn.GRU/nn.LSTM(bidirectional=True), whose
+    output is the annotations h_j = [→h_j; ←h_j] (K = 2H wide; the _reverse weights are
+    attnlab's bwd.*), and s_0 = tanh(W_s ←h_1) (init.W, no bias; for the LSTM the cell
+    state starts at 0). Without it K = H."""
 
-    def __init__(self, V, E, H, A, cell="gru"):
+    def __init__(self, V, E, H, A, cell="gru", bidirectional=False):
         super().__init__()
         if cell not in ("gru", "lstm"):
             raise ValueError(f"cell '{cell}' is not accepted (accepted: gru, lstm)")
-        self.V, self.cell = V, cell
+        self.V, self.cell, self.bidirectional = V, cell, bidirectional
+        K = 2 * H if bidirectional else H                  # the width of an annotation
         rnn, step = (nn.GRU, nn.GRUCell) if cell == "gru" else (nn.LSTM, nn.LSTMCell)
         self.enc_embed = nn.Embedding(V, E)                # enc.embed (V, E)
-        self.enc = rnn(E, H, batch_first=True)             # enc.Wx (GH, E), enc.Wh (GH, H)
+        # enc.Wx (GH, E), enc.Wh (GH, H); bidirectional: bwd.* the _reverse ones
+        self.enc = rnn(E, H, batch_first=True, bidirectional=bidirectional)
         self.dec_embed = nn.Embedding(V, E)                # dec.embed (V, E)
-        self.dec = step(E + H, H)                          # dec.Wx (GH, E+H): [emb | ctx]
+        self.dec = step(E + K, H)                          # dec.Wx (GH, E+K): [emb | ctx]
         self.attn_q = nn.Linear(H, A, bias=False)          # attn.Wq (A, H)
-        self.attn_k = nn.Linear(H, A)                      # attn.Wk (A, H), attn.bk (1, A)
+        self.attn_k = nn.Linear(K, A)                      # attn.Wk (A, K), attn.bk (1, A)
         self.attn_v = nn.Linear(A, 1, bias=False)          # attn.v (1, A)
-        self.out = nn.Linear(2 * H, V)                     # out.W (V, 2H), out.b (1, V)
+        self.out = nn.Linear(H + K, V)                     # out.W (V, H+K), out.b (1, V)
+        if bidirectional:
+            self.init = nn.Linear(H, H, bias=False)        # init.W (H, H): W_s
         if cell == "lstm":
             _freeze_zero(self.enc.bias_hh_l0)
             _freeze_zero(self.dec.bias_hh)
+            if bidirectional:
+                _freeze_zero(self.enc.bias_hh_l0_reverse)
 
     def attnlab_tensors(self):
         e, d = self.enc, self.dec
@@ -149,19 +159,31 @@ class RnnAttention(nn.Module):
             dec_b = [("dec.bx", d.bias_ih), ("dec.bh", d.bias_hh)]
         else:                    # b = b_ih + b_hh, in bias_ih
             enc_b, dec_b = [("enc.b", e.bias_ih_l0)], [("dec.b", d.bias_ih)]
+        back = []
+        if self.bidirectional:   # last in attnlab's arena: bwd.*, then init.W
+            back = [("bwd.Wx", e.weight_ih_l0_reverse), ("bwd.Wh", e.weight_hh_l0_reverse)]
+            if self.cell == "gru":
+                back += [("bwd.bx", e.bias_ih_l0_reverse), ("bwd.bh", e.bias_hh_l0_reverse)]
+            else:
+                back += [("bwd.b", e.bias_ih_l0_reverse)]
+            back += [("init.W", self.init.weight)]
         return ([("enc.embed", self.enc_embed.weight), ("enc.Wx", e.weight_ih_l0),
                  ("enc.Wh", e.weight_hh_l0)] + enc_b +
                 [("dec.embed", self.dec_embed.weight), ("dec.Wx", d.weight_ih),
                  ("dec.Wh", d.weight_hh)] + dec_b +
                 [("attn.Wq", self.attn_q.weight), ("attn.Wk", self.attn_k.weight),
                  ("attn.bk", self.attn_k.bias), ("attn.v", self.attn_v.weight),
-                 ("out.W", self.out.weight), ("out.b", self.out.bias)])
+                 ("out.W", self.out.weight), ("out.b", self.out.bias)] + back)
 
     def encode(self, src):
         """Henc (B, Ts, H) = h_1..h_Ts, the keys' source and the values; K (B, Ts, A) the
         keys, once per sequence; the decoder's s_0 (the LSTM: (h, c), each (B, H))."""
         Henc, last = self.enc(self.enc_embed(src))
-        s0 = last[0] if self.cell == "gru" else (last[0][0], last[1][0])
+        if self.bidirectional:   # last h (2, B, H): [→h_Ts, ←h_1]; s_0 from ←h_1
+            h0 = torch.tanh(self.init(last[0][1] if self.cell == "lstm" else last[1]))
+            s0 = h0 if self.cell == "gru" else (h0, torch.zeros_like(h0))
+        else:
+            s0 = last[0] if self.cell == "gru" else (last[0][0], last[1][0])
         return Henc, self.attn_k(Henc), s0
 
     def attend(self, s_prev, Henc, K):
@@ -326,7 +348,8 @@ def from_config(model, cfg, dtype=torch.float64):
     if model == "lstm":
         twin = Lstm(V, n("embed"), n("hidden"), cfg.get("feed_context", "0") == "1")
     elif model == "rnn_attention":
-        twin = RnnAttention(V, n("embed"), n("hidden"), n("attn"), cfg.get("cell", "gru"))
+        twin = RnnAttention(V, n("embed"), n("hidden"), n("attn"), cfg.get("cell", "gru"),
+                            cfg.get("bidirectional", "0") == "1")
     elif model == "transformer":
         twin = Transformer(V, n("d_model"), n("heads"), n("d_ff"), n("layers"), n("max_len"),
                            cfg.get("pos", "sinusoidal"), cfg.get("post_ln", "0") == "1",
