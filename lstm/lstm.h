@@ -185,7 +185,11 @@ void lstm_init_bias(gsl_matrix *b, double k, double forget_bias, const gsl_rng *
  * layer (out.W, out.b) maps each decoder state to logits over the V+1 tokens.
  * Parameters, in arena order: enc.embed (V+1, E), enc.Wx (4H, E), enc.Wh (4H, H),
  * enc.b (1, 4H), dec.embed, dec.Wx, dec.Wh, dec.b (same shapes), out.W (V+1, H),
- * out.b (1, V+1).
+ * out.b (1, V+1), and with feed_context dec.Wc (4H, H).
+ * feed_context (Cho et al. 2014's RNN encoder-decoder): the encoder's final state
+ * c = h_Ts, the fixed summary of the source, is also an input of every decoder step,
+ * through its own weights: a_t = P_dec[y_{t−1}] + c·Wcᵀ + s_{t−1}·Whᵀ. Its part
+ * Kc = c·Wcᵀ is the same at every step, so it is formed once per sequence.
  * trace() sends, for one example, the gates and the cell state of every step as (steps, H)
  * matrices named "enc.gate_i", "enc.gate_f", "enc.gate_o", "enc.cell" (rows: source
  * tokens) and "dec.gate_i", "dec.gate_f", "dec.gate_o", "dec.cell" (rows: decoded tokens);
@@ -201,6 +205,8 @@ typedef struct lstm_params {
     lstm_weights dec;      /* Wx (4H, E), Wh (4H, H), b (1, 4H) of the decoder */
     gsl_matrix *out_W;     /* (V+1, H) output layer */
     gsl_matrix *out_b;     /* (1, V+1) its bias */
+    gsl_matrix *dec_Wc;    /* (4H, H) the context's weights, feed_context only (else NULL):
+                              last in arena order, so the other tensors keep their place */
 } lstm_params;
 
 /* Every activation of a step, cut from blk at the capacity cap. */
@@ -220,6 +226,8 @@ typedef struct lstm_state {
     int *ids;               /* ((Ts+Tt)·B) source then decoder-input tokens, time-major */
     int *tgt;               /* (Tt·B) targets, time-major */
     int *pred;              /* (Tt·B) argmax tokens, time-major */
+    double *Kc, *dKc;       /* (B, 4H) feed_context: the context's part h_Ts·Wcᵀ of every
+                               decoder step, and its gradient (NULL without feed_context) */
 } lstm_state;
 
 typedef struct lstm_model {
@@ -237,6 +245,7 @@ typedef struct lstm_views {
     gsl_matrix_view Hd, Cd, dHd, dCd; /* ((Tt+1)·B, H) decoder h_0..h_Tt, h_0 = enc h_Ts */
     gsl_matrix_view Hout, dHout;      /* (Tt·B, H) decoder h_1..h_Tt: the output's input */
     gsl_matrix_view logits, dlogits;  /* (Tt·B, V+1) */
+    gsl_matrix_view Kc, dKc;          /* (B, 4H) feed_context: h_Ts·Wcᵀ, its gradient */
 } lstm_views;
 
 /* Views of the front of every state array at one call's sizes (B, Ts, Tt) (lstm_model.c). */
@@ -249,6 +258,17 @@ void lstm_make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, si
  * With keep, the encoder's gates of every step stay in v->Ae (for backward and trace);
  * without, its first block is rewritten by every step. */
 void lstm_encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t Ts, int keep);
+
+/* feed_context: the context's part of every decoder step, Kc (B, 4H) = h_Ts (B, H) ·
+ * dec.Wcᵀ (H, 4H), formed once per sequence from the encoder's final state (block Ts of
+ * Hs, where lstm_encode left it) into v->Kc. */
+void lstm_context_forward(lstm_model *m, lstm_views *v, size_t B);
+
+/* feed_context: the input part of one decoder step of B rows, act (B, 4H) = P[ids] + Kc
+ * (written): the row of the decoder's table picked by each token, plus the context's
+ * part of its example. lstm_cell_forward then adds h_prev·Whᵀ and forms the gates. */
+void lstm_context_input(gsl_matrix *act, const gsl_matrix *P, const int *ids,
+                        const gsl_matrix *Kc);
 
 /* logits (N, V+1) = Hout (N, H) · out.Wᵀ (H, V+1) + out.b: the output layer on N rows. */
 void lstm_output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w);

@@ -42,6 +42,8 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
      * Its table is ready, though: each step reads B rows of it. The states and the
      * logits of each step go to the blocks forward would use. */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
+    if (cfg->feed_context) /* the summary's part of every step, once */
+        lstm_context_forward(m, &v, B);
     int *y = s->ids + Ts * B; /* (Tt·B) block t−1: the input of step t */
     for (size_t i = 0; i < B; i++)
         y[i] = config_bos(cfg);
@@ -53,8 +55,14 @@ static int greedy(lstm_model *m, const int *src, size_t B, size_t Ts, size_t Tt,
         gsl_matrix_view cp = model_block(&v.Cd.matrix, t - 1, B);
         gsl_matrix_view z = model_block(&v.logits.matrix, t - 1, B); /* (B,V+1) */
 
-        lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
-                                &v.Pd.matrix, y + (t - 1) * B, m->w.dec.Wh);
+        if (cfg->feed_context) { /* input part P_dec[y] + Kc, then the cell */
+            lstm_context_input(&a.matrix, &v.Pd.matrix, y + (t - 1) * B, &v.Kc.matrix);
+            lstm_cell_forward(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
+                              m->w.dec.Wh);
+        } else {
+            lstm_cell_forward_table(&h.matrix, &c.matrix, &a.matrix, &hp.matrix, &cp.matrix,
+                                    &v.Pd.matrix, y + (t - 1) * B, m->w.dec.Wh);
+        }
         lstm_output_forward(&z.matrix, &h.matrix, &m->w);
         for (size_t i = 0; i < B; i++) {
             int tok = op_argmax(gsl_matrix_const_ptr(&z.matrix, i, 0), V);

@@ -13,6 +13,7 @@
  * once: walk_build builds the arena from it and hands out the views, walk_count counts
  * them without allocating. Arena order, the order of checkpoints:
  *     enc.embed enc.Wx enc.Wh enc.b  dec.embed dec.Wx dec.Wh dec.b  out.W out.b
+ * and, with feed_context, dec.Wc last (the tensors of the other runs keep their place).
  *
  * State layout. One layout function (state_layout) asks common/core/carve.h for every array,
  * doubles and token ints, at the reserved sizes; carve_reserve allocates the two blocks
@@ -26,6 +27,7 @@
  *     Hs, Cs, dHs, dCs ((Ts+1+Tt)·B, H)
  *               blocks 0..Ts     encoder states h_0 = 0, h_1 .. h_Ts
  *               blocks Ts..Ts+Tt decoder states: its h_0 IS block Ts
+ *     Kc, dKc   (B, 4H)            feed_context only, after the rest: h_Ts·Wcᵀ
  * The encoder's last state and the decoder's first are one block of memory: forward needs
  * no copy to start the decoder, and in backward the decoder's gradient of its initial state
  * lands directly where the encoder reads the gradient of its last one. That block is the
@@ -65,7 +67,7 @@ static void lstm_defaults(config *c)
 
 /* The settings this model reads. */
 static const char *const lstm_fields[] = {"symbols", "embed", "hidden", "forget_bias",
-                                          "emb_init"};
+                                          "emb_init", "feed_context"};
 
 /* Holds every setting this model reads to the range of its line in the configuration
  * table (config.c), so no range is written twice. */
@@ -99,6 +101,8 @@ static void visit_params(walk *wk, void *ctx)
     visit_layer(wk, &m->w.dec, &m->g.dec, "dec", E, H);
     walk_tensor(wk, &m->w.out_W, &m->g.out_W, "out", "W", V, H);
     walk_tensor(wk, &m->w.out_b, &m->g.out_b, "out", "b", 1, V);
+    if (c->feed_context) /* c·Wcᵀ: the summary's part of every decoder step */
+        walk_tensor(wk, &m->w.dec_Wc, &m->g.dec_Wc, "dec", "Wc", 4 * H, H);
 }
 
 /* ---- the state layout ---------------------------------------------------------------- */
@@ -141,6 +145,10 @@ static void state_layout(carver *c, void *ctx)
     s->ids = carve_ints(c, steps);
     s->tgt = carve_ints(c, outs);
     s->pred = carve_ints(c, outs);
+    if (p->m->head.cfg.feed_context) { /* after every other array: theirs stay in place */
+        s->Kc = carve_vector(c, carve_mul(c, p->B, G));
+        s->dKc = carve_vector(c, carve_mul(c, p->B, G));
+    }
 }
 
 void lstm_make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, size_t Tt)
@@ -169,6 +177,10 @@ void lstm_make_views(lstm_views *v, const lstm_model *m, size_t B, size_t Ts, si
     v->dHout = gsl_matrix_view_array(s->dHs + (es + B) * H, ds, H);
     v->logits = gsl_matrix_view_array(s->logits, ds, V);
     v->dlogits = gsl_matrix_view_array(s->dlogits, ds, V);
+    if (m->head.cfg.feed_context) {
+        v->Kc = gsl_matrix_view_array(s->Kc, B, G);
+        v->dKc = gsl_matrix_view_array(s->dKc, B, G);
+    }
 }
 
 /* ---- alloc, free, init, reserve ------------------------------------------------------ */
@@ -218,6 +230,9 @@ static void lstm_init(model *mm, gsl_rng *r)
         model_uniform(uniform[i], k, r);
     lstm_init_bias(m->w.enc.b, k, c->forget_bias, r);
     lstm_init_bias(m->w.dec.b, k, c->forget_bias, r);
+    /* drawn last, so that every other tensor gets the draws it gets without it */
+    if (c->feed_context)
+        model_uniform(m->w.dec_Wc, k, r);
 }
 
 /* Grows the state to the largest of each size asked so far (it never shrinks). The new
@@ -248,14 +263,16 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 
 /* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored):
  * forward, each of the Ts + Tt steps: x·Wxᵀ (2·4H·E) and h·Whᵀ (2·4H·H); each of the Tt
- * decoder steps: h·out.Wᵀ (2·(V+1)·H). Backward forms two products per forward product
- * (the input gradient and the weight gradient) of the same size, so a training step costs
- * 3× the forward. */
+ * decoder steps: h·out.Wᵀ (2·(V+1)·H); with feed_context, once per sequence, h_Ts·Wcᵀ
+ * (2·4H·H). Backward forms two products per forward product (the input gradient and the
+ * weight gradient) of the same size, so a training step costs 3× the forward. */
 static double lstm_flops(const config *c, size_t Ts, size_t Tt)
 {
     const double E = (double)c->embed, H = (double)c->hidden, V = (double)config_vocab(c);
     const double fwd = (double)(Ts + Tt) * (2.0 * 4 * H * E + 2.0 * 4 * H * H) +
                        (double)Tt * 2.0 * V * H;
+    if (c->feed_context)
+        return 3.0 * (fwd + 2.0 * 4 * H * H);
     return 3.0 * fwd;
 }
 
@@ -274,7 +291,9 @@ static void lstm_gradcheck_sizes(config *c)
     c->hidden = 6;
 }
 
-static const char *const lstm_variants[] = {"", NULL};
+/* The defaults (the summary starts the decoder) and Cho et al.'s feed_context (the summary
+ * is also an input of every decoder step). */
+static const char *const lstm_variants[] = {"", "feed_context=1", NULL};
 
 /* What lstm_trace sends: the gates and cells of the encoder (enc.*) and of the decoder
  * (dec.*), drawn by plots/gates.gp. */
@@ -297,7 +316,8 @@ static const char *const lstm_capacity[] = {"hidden=32", "hidden=64", "hidden=12
 
 const model_ops lstm_ops = {
     .name = "lstm",
-    .about = "LSTM encoder-decoder: one fixed-size state carries the whole source",
+    .about = "LSTM encoder-decoder: one fixed-size state carries the whole source; "
+             "--feed-context gives it to every decoder step",
     .title = "LSTM",
     .attends = 0,
     .defaults = lstm_defaults,

@@ -5,6 +5,7 @@
  * Data flow of a teacher-forced forward:
  *   P_enc = enc.embed·Wxᵀ + b;  h_t, c_t = LSTM(P_enc[x_t], h_{t−1}, c_{t−1}), h_0 = c_0 = 0
  *   P_dec = dec.embed·Wxᵀ + b;  s_t, c_t = LSTM(P_dec[y_{t−1}], s_{t−1}, ...), s_0 = h_Ts
+ *   (feed_context: LSTM(P_dec[y_{t−1}] + Kc, ...), Kc = h_Ts·Wcᵀ formed once)
  *   logits = [s_1 .. s_Tt]·out.Wᵀ + out.b;  loss = mean cross-entropy over B·Tt targets
  * Backward reads the chain from its end: the output layer, the decoder's recurrence, which
  * leaves the gradient of s_0 where the encoder reads that of h_Ts, the encoder's, then the
@@ -39,6 +40,65 @@ void lstm_encode(lstm_model *m, lstm_views *v, const int *src, size_t B, size_t 
                              m->s.ids, m->w.enc.Wh, B);
 }
 
+/* feed_context (lstm.h): the summary c = h_Ts, the decoder's initial state, is read again
+ * at every step through dec.Wc. Its part of the pre-activations does not change from step
+ * to step, so it is one (B, 4H) product per sequence. */
+void lstm_context_forward(lstm_model *m, lstm_views *v, size_t B)
+{
+    gsl_matrix_view c = model_block(&v->Hd.matrix, 0, B); /* (B,H) h_Ts, the bridge block */
+    /* Kc (B,4H) = c (B,H) · Wcᵀ (H,4H) */
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &c.matrix, m->w.dec_Wc, 0.0, &v->Kc.matrix);
+}
+
+void lstm_context_input(gsl_matrix *act, const gsl_matrix *P, const int *ids,
+                        const gsl_matrix *Kc)
+{
+    const size_t B = act->size1, G = act->size2;
+    /* act row r (4H) = P row ids[r] + Kc row r: the token's part, then the summary's */
+    for (size_t r = 0; r < B; r++) {
+        const double *p = gsl_matrix_const_ptr(P, (size_t)ids[r], 0);
+        const double *k = gsl_matrix_const_ptr(Kc, r, 0);
+        double *a = gsl_matrix_ptr(act, r, 0);
+        for (size_t j = 0; j < G; j++)
+            a[j] = p[j] + k[j];
+    }
+}
+
+/* feed_context, teacher forced: every step's input part P_dec[y_{t−1}] + Kc is known
+ * once the encoder has run, so it is laid into Ad for all steps, and the recurrence
+ * (lstm_recur_forward) adds s_{t−1}·Whᵀ step by step. */
+static void context_decoder_forward(lstm_model *m, lstm_views *v, const int *dec_ids,
+                                    size_t B, size_t Tt)
+{
+    lstm_context_forward(m, v, B);
+    for (size_t t = 1; t <= Tt; t++) {
+        gsl_matrix_view a = model_block(&v->Ad.matrix, t - 1, B); /* (B,4H) */
+        lstm_context_input(&a.matrix, &v->Pd.matrix, dec_ids + (t - 1) * B, &v->Kc.matrix);
+    }
+    lstm_recur_forward(&v->Hd.matrix, &v->Cd.matrix, &v->Ad.matrix, m->w.dec.Wh, B);
+}
+
+/* Backward of the summary's part of every decoder step, after the decoder's recurrence
+ * (dAd complete, the bridge block of dHs holding the decoder's dh_0):
+ *   forward: a_t += Kc (every step), Kc = c · Wcᵀ, c = h_Ts
+ *   dKc (B,4H)  = Σ_t da_t                 the same Kc was added at every step
+ *   dWc (4H,H) += dKcᵀ (4H,B) · c (B,H)
+ *   dc  (B,H)  += dKc (B,4H) · Wc (4H,H)    into the bridge block: the encoder's dh_Ts */
+static void context_backward(lstm_model *m, lstm_views *v, size_t B, size_t Tt)
+{
+    gsl_matrix_view c = model_block(&v->Hd.matrix, 0, B);   /* (B,H) */
+    gsl_matrix_view dc = model_block(&v->dHd.matrix, 0, B); /* (B,H) */
+    gsl_matrix_set_zero(&v->dKc.matrix);
+    for (size_t t = 1; t <= Tt; t++) {
+        gsl_matrix_view da = model_block(&v->dAd.matrix, t - 1, B); /* (B,4H) */
+        gsl_matrix_add(&v->dKc.matrix, &da.matrix);
+    }
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &v->dKc.matrix, &c.matrix, 1.0,
+                   m->g.dec_Wc);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &v->dKc.matrix, m->w.dec_Wc, 1.0,
+                   &dc.matrix);
+}
+
 /* logits (N,V+1) = Hout (N,H) · out.Wᵀ (H,V+1), then + out.b (why: lstm_input_forward) */
 void lstm_output_forward(gsl_matrix *logits, const gsl_matrix *Hout, const lstm_params *w)
 {
@@ -71,8 +131,11 @@ double lstm_forward(model *mm, const batch *b, int *pred)
     /* decoder, teacher-forced: it reads (BOS, y_1 .. y_{Tt−1}), all known up front, each
      * step's input part a row of its own table */
     lstm_table_forward(&v.Pd.matrix, m->w.dec_embed, &m->w.dec);
-    lstm_recur_forward_table(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Pd.matrix,
-                             dec_ids, m->w.dec.Wh, B);
+    if (mm->cfg.feed_context) /* the summary is an input of every step, too */
+        context_decoder_forward(m, &v, dec_ids, B, Tt);
+    else
+        lstm_recur_forward_table(&v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, &v.Pd.matrix,
+                                 dec_ids, m->w.dec.Wh, B);
 
     /* logits (Tt·B, V+1) = [h_1 .. h_Tt] (Tt·B, H) · out.Wᵀ + out.b, all steps at once */
     lstm_output_forward(&v.logits.matrix, &v.Hout.matrix, &m->w);
@@ -116,6 +179,8 @@ int lstm_backward(model *mm, const batch *b)
      * which is the encoder's upstream gradient of h_Ts and c_Ts. */
     lstm_recur_backward(m->g.dec.Wh, &v.dAd.matrix, &v.dHd.matrix, &v.dCd.matrix,
                         &v.Hd.matrix, &v.Cd.matrix, &v.Ad.matrix, m->w.dec.Wh, B);
+    if (mm->cfg.feed_context) /* the summary's other path back to h_Ts */
+        context_backward(m, &v, B, Tt);
     lstm_recur_backward(m->g.enc.Wh, &v.dAe.matrix, &v.dHe.matrix, &v.dCe.matrix,
                         &v.He.matrix, &v.Ce.matrix, &v.Ae.matrix, m->w.enc.Wh, B);
 

@@ -4,9 +4,10 @@
  *
  * Shapes. B batch, Ts source length, Tt target length, E embedding width, H recurrent
  * state width, A attention width, V vocabulary (data symbols + BOS), G gates per unit of
- * the cell (3 for the GRU, 4 for the LSTM), GH = G·H. Every activation is time-major:
- * row t·B + b holds example b at step t, so one step of the whole batch is a contiguous
- * block of B rows ("block t") and the steps of a sequence are one matrix.
+ * the cell (3 for the GRU, 4 for the LSTM), GH = G·H, K the width of an annotation (H,
+ * or 2H when bidirectional). Every activation is time-major: row t·B + b holds example b
+ * at step t, so one step of the whole batch is a contiguous block of B rows ("block t")
+ * and the steps of a sequence are one matrix.
  *
  * The model. Embedding (enc.embed) → GRU encoder, every state h_1..h_Ts kept as keys and
  * values → decoder s_t = GRU([emb(y_{t−1}); c_t], s_{t−1}) with s_0 = h_Ts and c_t the
@@ -15,6 +16,12 @@
  * tests/pytorch/twin.py (`make check-pytorch` compares the two).
  * With cell lstm both GRUs become LSTMs (lstm/lstm.h) and s_0 = (h_Ts, c_Ts): everything
  * else is model `lstm`, so attention is the only difference (the controlled experiment).
+ * With bidirectional (RNNsearch, Bahdanau et al. 2015, section 3.2 and appendix A.2.1)
+ * a second encoder (bwd) reads the source from its end, and the annotations are
+ *     h_j = [→h_j ; ←h_j]   (K = 2H wide; K = H without the setting, h_j = →h_j)
+ * which the attention reads as keys and values, so the context c_t is K wide; the
+ * decoder starts from s_0 = tanh(W_s ←h_1) (init.W; no bias, as in the paper's A.2.2),
+ * with cell state 0 for the LSTM.
  * The two cells sit behind one table (rnnattn_cell, rnnattn_cell.c), chosen once when the
  * model is allocated; the passes call the cell only through it.
  *
@@ -27,9 +34,10 @@
  *
  * Parameters, in arena order: enc.embed (V, E), enc.Wx (GH, E), enc.Wh (GH, H), then
  * enc.bx, enc.bh (1, 3H) for GRU or enc.b (1, 4H) for LSTM; dec.embed (V, E),
- * dec.Wx (GH, E+H), dec.Wh (GH, H), dec biases as the encoder's; attn.Wq (A, H),
- * attn.Wk (A, H), attn.bk (1, A), attn.v (1, A); out.W (V, 2H), out.b (1, V).
- * dec.Wx's first E columns read the embedding, the last H the context. Checkpoints store
+ * dec.Wx (GH, E+K), dec.Wh (GH, H), dec biases as the encoder's; attn.Wq (A, H),
+ * attn.Wk (A, K), attn.bk (1, A), attn.v (1, A); out.W (V, H+K), out.b (1, V); and with
+ * bidirectional, last, bwd.Wx (GH, E), bwd.Wh (GH, H), bwd biases, init.W (H, H).
+ * dec.Wx's first E columns read the embedding, the last K the context. Checkpoints store
  * the tensors by these names in this order.
  * trace() sends one (Tt, Ts) matrix, "alignment", rows "tgt", cols "src": row t is α_t.
  *
@@ -54,7 +62,7 @@
 /* Views of one recurrent layer's parameters (or of their gradients: same shapes),
  * whichever the cell. */
 typedef struct rnnattn_rnn {
-    gsl_matrix *Wx; /* (GH, In) input weights, gate blocks stacked by rows (In = E or E+H) */
+    gsl_matrix *Wx; /* (GH, In) input weights, gate blocks stacked by rows (In = E or E+K) */
     gsl_matrix *Wh; /* (GH, H)  recurrent weights, same stacking */
     gsl_matrix *bx; /* (1, GH)  GRU: input biases b_i; LSTM: its one bias b (b_ih + b_hh) */
     gsl_matrix *bh; /* (1, GH)  GRU: recurrent biases b_h; LSTM: NULL */
@@ -65,14 +73,16 @@ typedef struct rnnattn_params {
     gsl_matrix *enc_embed;      /* (V, E) source token embeddings */
     rnnattn_rnn enc;            /* Wx (GH, E), Wh (GH, H), biases (1, GH) */
     gsl_matrix *dec_embed;      /* (V, E) decoder input embeddings */
-    rnnattn_rnn dec;            /* Wx (GH, E+H), Wh (GH, H), biases (1, GH) */
+    rnnattn_rnn dec;            /* Wx (GH, E+K), Wh (GH, H), biases (1, GH) */
     addattn_weights attn;       /* Wq (A, H), Wk (A, H), bk (1, A), v (1, A) */
     gsl_matrix *out_W;          /* (V, 2H) reads [s_t; c_t] */
     gsl_matrix *out_b;          /* (1, V) */
+    rnnattn_rnn bwd;            /* bidirectional: the backward encoder, shapes as enc's */
+    gsl_matrix *init_W;         /* bidirectional: (H, H) W_s, s_0 = tanh(←h_1·W_sᵀ) */
     gsl_matrix_view dec_Wx_emb; /* (GH, E) columns of dec.Wx that read emb(y_{t−1}) */
-    gsl_matrix_view dec_Wx_ctx; /* (GH, H) columns of dec.Wx that read c_t */
+    gsl_matrix_view dec_Wx_ctx; /* (GH, K) columns of dec.Wx that read c_t */
     gsl_matrix_view out_W_s;    /* (V, H)  columns of out.W that read s_t */
-    gsl_matrix_view out_W_c;    /* (V, H)  columns of out.W that read c_t */
+    gsl_matrix_view out_W_c;    /* (V, K)  columns of out.W that read c_t */
 } rnnattn_params;
 
 /* ---- the cell ----------------------------------------------------------------------------
@@ -169,8 +179,8 @@ typedef struct rnnattn_state {
     double *dCs;    /* ((Ts+1+Tt)·B, H)     (LSTM; NULL for GRU) */
     double *EK;     /* (Ts·B, A)            keys k_j, as e^{2k} */
     double *dK;     /* (Ts·B, A)            gradient of the keys k */
-    double *Xd;     /* (Tt·B, E+H)          decoder inputs [emb(y_{t−1}) | c_t] */
-    double *dXd;    /* (Tt·B, E+H) */
+    double *Xd;     /* (Tt·B, E+K)          decoder inputs [emb(y_{t−1}) | c_t] */
+    double *dXd;    /* (Tt·B, E+K) */
     double *Ad;     /* (Tt·B, GH)           decoder gates of every step */
     double *dAd;    /* (Tt·B, GH)           gradient of their input part */
     double *Pd;     /* (Tt·B, GH)           decoder s·Whᵀ + bh (GRU; NULL for LSTM) */
@@ -185,6 +195,15 @@ typedef struct rnnattn_state {
     int *din;       /* (Tt·B) decoder inputs, time-major */
     int *tgt;       /* (Tt·B) targets, time-major */
     int *pred;      /* (Tt·B) argmax of every step, time-major */
+    /* bidirectional only (NULL otherwise), after every other array. Hs then has one more
+     * block: blocks 0..Ts are →h_0..→h_Ts, blocks Ts+1..Ts+1+Tt the decoder's s_0..s_Tt. */
+    double *Xr, *dXr;     /* (Ts·B, E)    the source embedded backwards: block k−1 is x_{Ts+1−k} */
+    double *Ar, *dAr;     /* (Ts·B, GH)   backward encoder gates, their input part's gradient */
+    double *Pr, *dPr;     /* (Ts·B, GH)   its h·Whᵀ + bh (GRU) */
+    double *Hr, *dHr;     /* ((Ts+1)·B, H) its states: block k is ←h_{Ts+1−k}, block 0 = 0 */
+    double *Cr, *dCr;     /* ((Ts+1)·B, H) its cell states (LSTM) */
+    double *Hann, *dHann; /* (Ts·B, 2H)   annotations h_j = [→h_j ; ←h_j], block j−1 */
+    int *srcr;            /* (Ts·B) the source tokens backwards, time-major */
 } rnnattn_state;
 
 /* ---- the model ------------------------------------------------------------------------ */
@@ -207,14 +226,14 @@ typedef struct rnnattn_views {
     gsl_matrix_view Pe;      /* (Ts·B, GH)      encoder h·Whᵀ + bh (GRU) */
     gsl_matrix_view He;      /* ((Ts+1)·B, H)   h_0 .. h_Ts */
     gsl_matrix_view Ce;      /* ((Ts+1)·B, H)   c_0 .. c_Ts (LSTM) */
-    gsl_matrix_view Henc;    /* (Ts·B, H)       h_1 .. h_Ts: keys' source and values */
+    gsl_matrix_view Henc;    /* (Ts·B, K)       h_1 .. h_Ts: keys' source and values */
     gsl_matrix_view EK;      /* (Ts·B, A)       keys, as e^{2k} */
-    gsl_matrix_view Xd;      /* (Tt·B, E+H)     decoder inputs [emb(y_{t−1}) | c_t] */
-    gsl_matrix_view Xd_emb;  /* (Tt·B, E)       its first E columns (row stride E+H) */
-    gsl_matrix_view C;       /* (Tt·B, H)       its last H columns: c_1 .. c_Tt */
+    gsl_matrix_view Xd;      /* (Tt·B, E+K)     decoder inputs [emb(y_{t−1}) | c_t] */
+    gsl_matrix_view Xd_emb;  /* (Tt·B, E)       its first E columns (row stride E+K) */
+    gsl_matrix_view C;       /* (Tt·B, K)       its last K columns: c_1 .. c_Tt */
     gsl_matrix_view Ad;      /* (Tt·B, GH)      decoder gates */
     gsl_matrix_view Pd;      /* (Tt·B, GH)      decoder s·Whᵀ + bh (GRU) */
-    gsl_matrix_view Hd;      /* ((Tt+1)·B, H)   s_0 = h_Ts .. s_Tt */
+    gsl_matrix_view Hd;      /* ((Tt+1)·B, H)   s_0 (= h_Ts unless bidirectional) .. s_Tt */
     gsl_matrix_view Cd;      /* ((Tt+1)·B, H)   cell states of s_0 .. s_Tt (LSTM) */
     gsl_matrix_view S_prev;  /* (Tt·B, H)       s_0 .. s_{Tt−1}: the queries' source */
     gsl_matrix_view S_out;   /* (Tt·B, H)       s_1 .. s_Tt: what the output reads */
@@ -226,11 +245,11 @@ typedef struct rnnattn_views {
     gsl_matrix_view dPe;     /* (Ts·B, GH)      (GRU) */
     gsl_matrix_view dHe;     /* ((Ts+1)·B, H) */
     gsl_matrix_view dCe;     /* ((Ts+1)·B, H)   (LSTM) */
-    gsl_matrix_view dHenc;   /* (Ts·B, H) */
+    gsl_matrix_view dHenc;   /* (Ts·B, K) */
     gsl_matrix_view dK;      /* (Ts·B, A)       gradient of k itself */
-    gsl_matrix_view dXd;     /* (Tt·B, E+H) */
-    gsl_matrix_view dXd_emb; /* (Tt·B, E)       row stride E+H */
-    gsl_matrix_view dC;      /* (Tt·B, H)       row stride E+H */
+    gsl_matrix_view dXd;     /* (Tt·B, E+K) */
+    gsl_matrix_view dXd_emb; /* (Tt·B, E)       row stride E+K */
+    gsl_matrix_view dC;      /* (Tt·B, K)       row stride E+K */
     gsl_matrix_view dAd;     /* (Tt·B, GH) */
     gsl_matrix_view dPd;     /* (Tt·B, GH)      (GRU) */
     gsl_matrix_view dHd;     /* ((Tt+1)·B, H) */
@@ -238,6 +257,8 @@ typedef struct rnnattn_views {
     gsl_matrix_view dS_out;  /* (Tt·B, H) */
     gsl_matrix_view dQ;      /* (Tt·B, A)       gradient of q itself */
     gsl_matrix_view dlogits; /* (Tt·B, V) */
+    gsl_matrix_view Xr, Ar, Pr, Hr, Cr;      /* bidirectional: the backward encoder's, */
+    gsl_matrix_view dXr, dAr, dPr, dHr, dCr; /* shapes as Xe, Ae, Pe, He, Ce (else empty) */
 } rnnattn_views;
 
 /* Takes the views of the front of every reserved array at one call's sizes (B, Ts, Tt):
@@ -248,7 +269,9 @@ void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts,
 
 /* The encoder: embeds the source (already time-major in m->s.src), runs the cell from
  * h_0 = 0 (and c_0 = 0), leaving h_1..h_Ts in Henc and the final state in block Ts where
- * the decoder starts; then the keys of every source position, once for the sequence. */
+ * the decoder starts; then the keys of every source position, once for the sequence.
+ * bidirectional: the backward encoder too, the annotations [→h_j; ←h_j] in Henc, and the
+ * decoder's s_0 = tanh(←h_1·W_sᵀ) in its own block. */
 void rnnattn_encode(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts);
 
 /* a (N, GH) = X_emb (N, E) · W_embᵀ (E, GH) + bias: the decoder input's embedding part,

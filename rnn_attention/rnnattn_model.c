@@ -54,27 +54,33 @@ static void visit_params(walk *wk, void *ctx)
     rnnattn_model *m = ctx;
     const config *c = &m->head.cfg;
     const size_t V = config_vocab(c), E = c->embed, H = c->hidden, A = c->attn;
+    const size_t K = c->bidirectional ? 2 * H : H; /* the width of an annotation */
     rnnattn_params *w = &m->w, *g = &m->g;
     walk_tensor(wk, &w->enc_embed, &g->enc_embed, "enc", "embed", V, E);
     visit_rnn(wk, &w->enc, &g->enc, "enc", m->cell, E, H);
     walk_tensor(wk, &w->dec_embed, &g->dec_embed, "dec", "embed", V, E);
-    visit_rnn(wk, &w->dec, &g->dec, "dec", m->cell, E + H, H);
+    visit_rnn(wk, &w->dec, &g->dec, "dec", m->cell, E + K, H);
     walk_tensor(wk, &w->attn.Wq, &g->attn.Wq, "attn", "Wq", A, H);
-    walk_tensor(wk, &w->attn.Wk, &g->attn.Wk, "attn", "Wk", A, H);
+    walk_tensor(wk, &w->attn.Wk, &g->attn.Wk, "attn", "Wk", A, K);
     walk_tensor(wk, &w->attn.bk, &g->attn.bk, "attn", "bk", 1, A);
     walk_tensor(wk, &w->attn.v, &g->attn.v, "attn", "v", 1, A);
-    walk_tensor(wk, &w->out_W, &g->out_W, "out", "W", V, 2 * H);
+    walk_tensor(wk, &w->out_W, &g->out_W, "out", "W", V, H + K);
     walk_tensor(wk, &w->out_b, &g->out_b, "out", "b", 1, V);
+    if (c->bidirectional) { /* last: the tensors of the other runs keep their place */
+        visit_rnn(wk, &w->bwd, &g->bwd, "bwd", m->cell, E, H);
+        walk_tensor(wk, &w->init_W, &g->init_W, "init", "W", H, H);
+    }
 }
 
-/* The column blocks of dec.Wx and out.W, views of the views the walk handed out. */
+/* The column blocks of dec.Wx and out.W, views of the views the walk handed out; the
+ * context's blocks are K = dec.Wx's columns − E wide. */
 static void column_views(rnnattn_params *p, size_t E, size_t H)
 {
-    const size_t GH = p->dec.Wx->size1, V = p->out_W->size1;
+    const size_t GH = p->dec.Wx->size1, V = p->out_W->size1, K = p->dec.Wx->size2 - E;
     p->dec_Wx_emb = gsl_matrix_submatrix(p->dec.Wx, 0, 0, GH, E);
-    p->dec_Wx_ctx = gsl_matrix_submatrix(p->dec.Wx, 0, E, GH, H);
+    p->dec_Wx_ctx = gsl_matrix_submatrix(p->dec.Wx, 0, E, GH, K);
     p->out_W_s = gsl_matrix_submatrix(p->out_W, 0, 0, V, H);
-    p->out_W_c = gsl_matrix_submatrix(p->out_W, 0, H, V, H);
+    p->out_W_c = gsl_matrix_submatrix(p->out_W, 0, H, V, K);
 }
 
 /* ---- configuration ----------------------------------------------------------------------- */
@@ -82,7 +88,7 @@ static void column_views(rnnattn_params *p, size_t E, size_t H)
 /* The configuration fields this model reads; check() holds them to the ranges of the
  * configuration table, so no range is written twice. */
 static const char *const rnnattn_fields[] = {"symbols", "embed", "hidden", "attn",
-                                             "forget_bias", "emb_init"};
+                                             "forget_bias", "emb_init", "bidirectional"};
 
 static void rnnattn_defaults(config *c)
 {
@@ -169,12 +175,21 @@ static void rnnattn_init(model *mm, gsl_rng *r)
         model_uniform(layers[i]->Wh, kH, r);
         m->cell->init_bias(layers[i], kH, c->forget_bias, r);
     }
+    /* bidirectional: W_k reads 2H, out.W 3H (nn.Linear's fan-in) */
+    const double kK = c->bidirectional ? 1.0 / sqrt(2.0 * (double)c->hidden) : kH;
+    const double kout = c->bidirectional ? 1.0 / sqrt(3.0 * (double)c->hidden) : k2H;
     model_uniform(w->attn.Wq, kH, r);
-    model_uniform(w->attn.Wk, kH, r);
-    model_uniform(w->attn.bk, kH, r);
+    model_uniform(w->attn.Wk, kK, r);
+    model_uniform(w->attn.bk, kK, r);
     model_uniform(w->attn.v, kA, r);
-    model_uniform(w->out_W, k2H, r);
-    model_uniform(w->out_b, k2H, r);
+    model_uniform(w->out_W, kout, r);
+    model_uniform(w->out_b, kout, r);
+    if (c->bidirectional) { /* drawn last: the draws above are those of one direction */
+        model_uniform(w->bwd.Wx, kH, r);
+        model_uniform(w->bwd.Wh, kH, r);
+        m->cell->init_bias(&w->bwd, kH, c->forget_bias, r);
+        model_uniform(w->init_W, kH, r);
+    }
 }
 
 /* ---- the run-time state -------------------------------------------------------------------- */
@@ -203,11 +218,11 @@ static void state_layout(carver *c, void *ctx)
     const config *cf = &l->m->head.cfg;
     const rnnattn_cell *cell = l->m->cell;
     const size_t E = cf->embed, H = cf->hidden, A = cf->attn, V = config_vocab(cf);
-    const size_t GH = cell->gates * H;
-    if (l->Ts > SIZE_MAX - 1 - l->Tt)
-        c->overflow = 1; /* Ts + 1 + Tt state blocks do not fit in size_t */
+    const size_t GH = cell->gates * H, bi = cf->bidirectional ? 1 : 0, K = (1 + bi) * H;
+    if (l->Ts > SIZE_MAX - 1 - bi - l->Tt)
+        c->overflow = 1; /* Ts + 1 + Tt (+1) state blocks do not fit in size_t */
     const size_t enc = carve_mul(c, l->Ts, l->B), dec = carve_mul(c, l->Tt, l->B);
-    const size_t states = carve_mul(c, l->Ts + 1 + l->Tt, l->B);
+    const size_t states = carve_mul(c, l->Ts + 1 + l->Tt + bi, l->B);
     const int P = cell->keeps_recurrent, C = cell->has_cell_state;
 
     s->Xe = carve_array(c, enc, E);
@@ -222,8 +237,8 @@ static void state_layout(carver *c, void *ctx)
     s->dCs = C ? carve_array(c, states, H) : NULL;
     s->EK = carve_array(c, enc, A);
     s->dK = carve_array(c, enc, A);
-    s->Xd = carve_array(c, dec, E + H);
-    s->dXd = carve_array(c, dec, E + H);
+    s->Xd = carve_array(c, dec, E + K);
+    s->dXd = carve_array(c, dec, E + K);
     s->Ad = carve_array(c, dec, GH);
     s->dAd = carve_array(c, dec, GH);
     s->Pd = P ? carve_array(c, dec, GH) : NULL;
@@ -239,6 +254,22 @@ static void state_layout(carver *c, void *ctx)
     s->din = carve_ints(c, dec);
     s->tgt = carve_ints(c, dec);
     s->pred = carve_ints(c, dec);
+    if (bi) { /* after every other array: theirs stay where they were */
+        const size_t rstates = carve_mul(c, l->Ts + 1, l->B);
+        s->Xr = carve_array(c, enc, E);
+        s->dXr = carve_array(c, enc, E);
+        s->Ar = carve_array(c, enc, GH);
+        s->dAr = carve_array(c, enc, GH);
+        s->Pr = P ? carve_array(c, enc, GH) : NULL;
+        s->dPr = P ? carve_array(c, enc, GH) : NULL;
+        s->Hr = carve_array(c, rstates, H);
+        s->dHr = carve_array(c, rstates, H);
+        s->Cr = C ? carve_array(c, rstates, H) : NULL;
+        s->dCr = C ? carve_array(c, rstates, H) : NULL;
+        s->Hann = carve_array(c, enc, K);
+        s->dHann = carve_array(c, enc, K);
+        s->srcr = carve_ints(c, enc);
+    }
 }
 
 /* Grows the reservation to the largest of each size asked so far. The count lays the
@@ -283,19 +314,24 @@ void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts,
     const config *c = &m->head.cfg;
     const size_t E = c->embed, H = c->hidden, A = c->attn, V = config_vocab(c);
     const size_t GH = m->cell->gates * H, enc = Ts * B, dec = Tt * B;
+    const int bi = c->bidirectional;
+    const size_t K = bi ? 2 * H : H;
+    /* the decoder's s_0: the encoder's last block, or a block of its own (bidirectional) */
+    const size_t d0 = bi ? enc + B : enc;
     memset(v, 0, sizeof *v);
 
     v->Xe = rows_of(s->Xe, 0, enc, E);
     v->Ae = rows_of(s->Ae, 0, enc, GH);
     v->He = rows_of(s->Hs, 0, (Ts + 1) * B, H);   /* h_0 .. h_Ts */
-    v->Henc = rows_of(s->Hs, B, enc, H);          /* h_1 .. h_Ts: keys and values */
-    v->Hd = rows_of(s->Hs, enc, (Tt + 1) * B, H); /* s_0 = h_Ts .. s_Tt */
-    v->S_prev = rows_of(s->Hs, enc, dec, H);      /* s_0 .. s_{Tt−1} */
-    v->S_out = rows_of(s->Hs, enc + B, dec, H);   /* s_1 .. s_Tt */
+    /* h_1 .. h_Ts: keys and values (bidirectional: the annotations [→h_j; ←h_j]) */
+    v->Henc = bi ? rows_of(s->Hann, 0, enc, K) : rows_of(s->Hs, B, enc, H);
+    v->Hd = rows_of(s->Hs, d0, (Tt + 1) * B, H);  /* s_0 .. s_Tt */
+    v->S_prev = rows_of(s->Hs, d0, dec, H);       /* s_0 .. s_{Tt−1} */
+    v->S_out = rows_of(s->Hs, d0 + B, dec, H);    /* s_1 .. s_Tt */
     v->EK = rows_of(s->EK, 0, enc, A);
-    v->Xd = rows_of(s->Xd, 0, dec, E + H);
+    v->Xd = rows_of(s->Xd, 0, dec, E + K);
     v->Xd_emb = gsl_matrix_submatrix(&v->Xd.matrix, 0, 0, dec, E); /* (Tt·B, E) */
-    v->C = gsl_matrix_submatrix(&v->Xd.matrix, 0, E, dec, H);      /* (Tt·B, H) */
+    v->C = gsl_matrix_submatrix(&v->Xd.matrix, 0, E, dec, K);      /* (Tt·B, K) */
     v->Ad = rows_of(s->Ad, 0, dec, GH);
     v->EQ = rows_of(s->EQ, 0, dec, A);
     v->Alpha = rows_of(s->Alpha, 0, dec, Ts);
@@ -304,13 +340,13 @@ void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts,
     v->dXe = rows_of(s->dXe, 0, enc, E);
     v->dAe = rows_of(s->dAe, 0, enc, GH);
     v->dHe = rows_of(s->dHs, 0, (Ts + 1) * B, H);
-    v->dHenc = rows_of(s->dHs, B, enc, H);
-    v->dHd = rows_of(s->dHs, enc, (Tt + 1) * B, H);
-    v->dS_out = rows_of(s->dHs, enc + B, dec, H);
+    v->dHenc = bi ? rows_of(s->dHann, 0, enc, K) : rows_of(s->dHs, B, enc, H);
+    v->dHd = rows_of(s->dHs, d0, (Tt + 1) * B, H);
+    v->dS_out = rows_of(s->dHs, d0 + B, dec, H);
     v->dK = rows_of(s->dK, 0, enc, A);
-    v->dXd = rows_of(s->dXd, 0, dec, E + H);
+    v->dXd = rows_of(s->dXd, 0, dec, E + K);
     v->dXd_emb = gsl_matrix_submatrix(&v->dXd.matrix, 0, 0, dec, E);
-    v->dC = gsl_matrix_submatrix(&v->dXd.matrix, 0, E, dec, H);
+    v->dC = gsl_matrix_submatrix(&v->dXd.matrix, 0, E, dec, K);
     v->dAd = rows_of(s->dAd, 0, dec, GH);
     v->dQ = rows_of(s->dQ, 0, dec, A);
     v->dlogits = rows_of(s->dlogits, 0, dec, V);
@@ -325,9 +361,25 @@ void rnnattn_make_views(rnnattn_views *v, rnnattn_model *m, size_t B, size_t Ts,
     }
     if (m->cell->has_cell_state) {
         v->Ce = rows_of(s->Cs, 0, (Ts + 1) * B, H);
-        v->Cd = rows_of(s->Cs, enc, (Tt + 1) * B, H);
+        v->Cd = rows_of(s->Cs, d0, (Tt + 1) * B, H);
         v->dCe = rows_of(s->dCs, 0, (Ts + 1) * B, H);
-        v->dCd = rows_of(s->dCs, enc, (Tt + 1) * B, H);
+        v->dCd = rows_of(s->dCs, d0, (Tt + 1) * B, H);
+    }
+    if (bi) { /* the backward encoder, shaped as the forward one */
+        v->Xr = rows_of(s->Xr, 0, enc, E);
+        v->dXr = rows_of(s->dXr, 0, enc, E);
+        v->Ar = rows_of(s->Ar, 0, enc, GH);
+        v->dAr = rows_of(s->dAr, 0, enc, GH);
+        v->Hr = rows_of(s->Hr, 0, (Ts + 1) * B, H);
+        v->dHr = rows_of(s->dHr, 0, (Ts + 1) * B, H);
+        if (m->cell->keeps_recurrent) {
+            v->Pr = rows_of(s->Pr, 0, enc, GH);
+            v->dPr = rows_of(s->dPr, 0, enc, GH);
+        }
+        if (m->cell->has_cell_state) {
+            v->Cr = rows_of(s->Cr, 0, (Ts + 1) * B, H);
+            v->dCr = rows_of(s->dCr, 0, (Ts + 1) * B, H);
+        }
     }
 }
 
@@ -365,6 +417,12 @@ static double rnnattn_flops(const config *c, size_t Ts, size_t Tt)
     const double E = (double)c->embed, H = (double)c->hidden, A = (double)c->attn;
     const double V = (double)config_vocab(c), GH = (double)cell->gates * H;
     const double ts = (double)Ts, tt = (double)Tt;
+    if (c->bidirectional) { /* two encoders, annotations K = 2H, and s_0's layer (H·H) */
+        const double K = 2.0 * H;
+        const double enc = 2.0 * ts * (GH * E + GH * H) + ts * A * K + H * H;
+        const double dec = tt * (GH * (E + K) + GH * H + A * H + ts * A + ts * K + V * (H + K));
+        return 3.0 * 2.0 * (enc + dec);
+    }
     const double enc = ts * (GH * E + GH * H + A * H);
     const double dec = tt * (GH * (E + H) + GH * H + A * H + ts * A + ts * H + V * 2.0 * H);
     return 3.0 * 2.0 * (enc + dec);
@@ -379,7 +437,10 @@ static void rnnattn_gradcheck_sizes(config *c)
 }
 
 /* The GRU cell (the default) and the LSTM cell of the controlled experiment. */
-static const char *const rnnattn_variants[] = {"", "cell=lstm", NULL};
+/* The GRU cell (the default), the LSTM cell of the controlled experiment, and RNNsearch's
+ * bidirectional encoder with each cell. */
+static const char *const rnnattn_variants[] = {"", "cell=lstm", "bidirectional=1",
+                                               "bidirectional=1 cell=lstm", NULL};
 
 /* What rnnattn_trace sends: the alignment, drawn by plots/attention.gp. */
 static const model_trace_kind rnnattn_traces[] = {
@@ -392,7 +453,7 @@ static const model_trace_kind rnnattn_traces[] = {
 const model_ops rnnattn_ops = {
     .name = "rnn_attention",
     .about = "GRU encoder-decoder with additive attention (Bahdanau et al. 2015); "
-             "--cell lstm for the LSTM ablation",
+             "--cell lstm for the LSTM ablation, --bidirectional for RNNsearch's encoder",
     .title = "RNN with attention",
     .attends = 1,
     .defaults = rnnattn_defaults,

@@ -25,9 +25,91 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/core/fastmath.h"
 #include "../common/core/tensor.h"
 
 /* ---- pieces shared by forward, decode and trace ---------------------------------------- */
+
+/* bidirectional (RNNsearch, Bahdanau et al. 2015, A.2.1-2), after the forward encoder:
+ *   ←h_j = cell(x_j, ←h_{j+1}), ←h_{Ts+1} = 0     the backward encoder reads x_Ts .. x_1
+ *   h_j  = [→h_j ; ←h_j]                          the annotations (Ts·B, 2H)
+ *   s_0  = tanh(←h_1 · W_sᵀ)                      the decoder's initial state (c_0 = 0)
+ * The backward encoder is the forward one's layer run on the source backwards (block k−1
+ * of Xr is x_{Ts+1−k}), so block k of Hr is ←h_{Ts+1−k}: ←h_1 is its last block. */
+static void encode_backward_direction(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts)
+{
+    rnnattn_state *s = &m->s;
+    const size_t H = m->head.cfg.hidden;
+    for (size_t k = 0; k < Ts; k++) /* block k of srcr = block Ts−1−k of src */
+        memcpy(s->srcr + k * B, s->src + (Ts - 1 - k) * B, B * sizeof(int));
+    op_embed(&v->Xr.matrix, m->w.enc_embed, s->srcr, Ts * B);
+    memset(s->Hr, 0, B * H * sizeof(double)); /* ←h_{Ts+1} = 0 */
+    if (m->cell->has_cell_state)
+        memset(s->Cr, 0, B * H * sizeof(double));
+    m->cell->layer_forward(&v->Hr.matrix, &v->Cr.matrix, &v->Ar.matrix, &v->Pr.matrix,
+                           &v->Xr.matrix, &m->w.bwd, B);
+
+    /* h_j = [→h_j ; ←h_j]: row (j−1)·B + b of Hann from row j·B + b of He and row
+     * (Ts+1−j)·B + b of Hr */
+    for (size_t j = 1; j <= Ts; j++)
+        for (size_t b = 0; b < B; b++) {
+            double *row = s->Hann + ((j - 1) * B + b) * 2 * H;
+            memcpy(row, s->Hs + (j * B + b) * H, H * sizeof(double));
+            memcpy(row + H, s->Hr + ((Ts + 1 - j) * B + b) * H, H * sizeof(double));
+        }
+
+    /* s_0 (B,H) = tanh(←h_1 (B,H) · W_sᵀ (H,H)) */
+    gsl_matrix_view back1 = model_block(&v->Hr.matrix, Ts, B);
+    gsl_matrix_view s0 = model_block(&v->Hd.matrix, 0, B);
+    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, &back1.matrix, m->w.init_W, 0.0, &s0.matrix);
+    for (size_t i = 0; i < B * H; i++)
+        s0.matrix.data[i] = fm_tanh(s0.matrix.data[i]);
+    if (m->cell->has_cell_state) {
+        gsl_matrix_view c0 = model_block(&v->Cd.matrix, 0, B);
+        gsl_matrix_set_zero(&c0.matrix); /* the decoder's cell starts empty */
+    }
+}
+
+/* Backward of encode_backward_direction, once the decoder and the attention are done:
+ * dHann holds the gradient of every annotation, block 0 of dHd that of s_0. Adds the
+ * halves of dHann to the two encoders' state gradients, differentiates s_0's layer, runs
+ * the backward encoder's backward and its embedding rows. dHr, dCr, dXr start at 0. */
+static void encode_backward_direction_backward(rnnattn_model *m, rnnattn_views *v, size_t B,
+                                               size_t Ts)
+{
+    rnnattn_state *s = &m->s;
+    const size_t H = m->head.cfg.hidden;
+    /* forward: s_0 = tanh(u), u = ←h_1 · W_sᵀ
+     *   du (B,H) = ds_0 ⊙ (1 − s_0²)            written over ds_0, read by nothing else
+     *   dW_s (H,H) += duᵀ (H,B) · ←h_1 (B,H)
+     *   d←h_1 (B,H) += du (B,H) · W_s (H,H)     into the backward encoder's last block */
+    gsl_matrix_view s0 = model_block(&v->Hd.matrix, 0, B);
+    gsl_matrix_view du = model_block(&v->dHd.matrix, 0, B);
+    gsl_matrix_view back1 = model_block(&v->Hr.matrix, Ts, B);
+    gsl_matrix_view dback1 = model_block(&v->dHr.matrix, Ts, B);
+    for (size_t i = 0; i < B * H; i++)
+        du.matrix.data[i] *= 1.0 - s0.matrix.data[i] * s0.matrix.data[i];
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &du.matrix, &back1.matrix, 1.0, m->g.init_W);
+    gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &du.matrix, m->w.init_W, 1.0,
+                   &dback1.matrix);
+
+    /* forward: h_j = [→h_j ; ←h_j]   ⇒   d→h_j += dh_j[0, H),  d←h_j += dh_j[H, 2H) */
+    for (size_t j = 1; j <= Ts; j++)
+        for (size_t b = 0; b < B; b++) {
+            const double *row = s->dHann + ((j - 1) * B + b) * 2 * H;
+            double *fwd = s->dHs + (j * B + b) * H, *bwd = s->dHr + ((Ts + 1 - j) * B + b) * H;
+            for (size_t i = 0; i < H; i++) {
+                fwd[i] += row[i];
+                bwd[i] += row[H + i];
+            }
+        }
+
+    /* the backward encoder through time, then its embedding rows (the table is shared) */
+    m->cell->layer_backward(&v->dXr.matrix, &m->g.bwd, &v->dAr.matrix, &v->dPr.matrix,
+                            &v->dHr.matrix, &v->dCr.matrix, &v->Xr.matrix, &v->Hr.matrix,
+                            &v->Cr.matrix, &v->Ar.matrix, &v->Pr.matrix, &m->w.bwd, B);
+    op_embed_backward(m->g.enc_embed, &v->dXr.matrix, s->srcr, Ts * B);
+}
 
 /* The encoder (rnnattn.h). */
 void rnnattn_encode(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts)
@@ -39,6 +121,8 @@ void rnnattn_encode(rnnattn_model *m, rnnattn_views *v, size_t B, size_t Ts)
         memset(m->s.Cs, 0, B * H * sizeof(double)); /* c_0 = 0 */
     m->cell->layer_forward(&v->He.matrix, &v->Ce.matrix, &v->Ae.matrix, &v->Pe.matrix,
                            &v->Xe.matrix, &m->w.enc, B);
+    if (m->head.cfg.bidirectional) /* ←h, the annotations [→h_j; ←h_j], s_0 */
+        encode_backward_direction(m, v, B, Ts);
     /* k (Ts·B,A) = Henc (Ts·B,H) · W_kᵀ + b, kept as e^{2k}: the keys do not depend on
      * the decoder */
     addattn_keys_forward(&v->EK.matrix, &v->Henc.matrix, &m->w.attn);
@@ -80,6 +164,23 @@ void rnnattn_output_forward(gsl_matrix *logits, const gsl_matrix *S, const gsl_m
 }
 
 /* ---- forward and backward ----------------------------------------------------------- */
+
+/* bidirectional: zeroes, before backward, what accumulates beyond the one-way arrays: the
+ * gradient of the decoder's own s_0 block, every cell state's (Hs has one more block),
+ * the annotations', and the backward encoder's states and inputs. */
+static void bidirectional_zero(rnnattn_model *m, size_t B, size_t Ts, size_t Tt)
+{
+    rnnattn_state *s = &m->s;
+    const size_t H = m->head.cfg.hidden, E = m->head.cfg.embed;
+    memset(s->dHs + (Ts + 1) * B * H, 0, B * H * sizeof(double));
+    if (m->cell->has_cell_state) {
+        memset(s->dCs, 0, (Ts + 2 + Tt) * B * H * sizeof(double));
+        memset(s->dCr, 0, (Ts + 1) * B * H * sizeof(double));
+    }
+    memset(s->dHann, 0, Ts * B * 2 * H * sizeof(double));
+    memset(s->dHr, 0, (Ts + 1) * B * H * sizeof(double));
+    memset(s->dXr, 0, Ts * B * E * sizeof(double));
+}
 
 /* The encoder, the decoder loop, the output layer for all steps at once, the mean
  * cross-entropy. Sizes and tokens are checked before anything is written, so a refused
@@ -160,6 +261,9 @@ int rnnattn_backward(model *mm, const batch *b)
         memset(s->dCs, 0, (Ts + 1 + Tt) * B * H * sizeof(double));
     memset(s->dK, 0, Ts * B * mm->cfg.attn * sizeof(double));
     memset(s->dXe, 0, Ts * B * E * sizeof(double));
+    if (mm->cfg.bidirectional) /* s_0's own block, every cell state, the annotations and
+                                  the backward encoder's arrays */
+        bidirectional_zero(m, B, Ts, Tt);
 
     /* The decoder, last step first. When step t is reached, block t of dHd holds the whole
      * gradient of s_t (from the output, and from step t+1's cell and query) and block t−1
@@ -205,6 +309,8 @@ int rnnattn_backward(model *mm, const batch *b)
     addattn_seq_backward(&v.dHenc.matrix, &g->attn, &v.dQ.matrix, &v.dC.matrix, &v.dK.matrix,
                          &v.S_prev.matrix, &v.Alpha.matrix, &v.Henc.matrix, &w->attn, B);
 
+    if (mm->cfg.bidirectional) /* dHann to both encoders, s_0's layer, the backward one */
+        encode_backward_direction_backward(m, &v, B, Ts);
     /* The encoder: block t of dHe now holds all that reaches h_t from outside the layer,
      * the attention's shares and, at t = Ts, the decoder's gradient of s_0. */
     m->cell->layer_backward(&v.dXe.matrix, &g->enc, &v.dAe.matrix, &v.dPe.matrix,

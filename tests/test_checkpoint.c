@@ -27,6 +27,7 @@
 
 #include "../common/core/checkpoint.h"
 #include "../common/core/crc32.h"
+#include "../common/core/model.h"
 #include "testutil.h"
 
 /* ---- the fake model --------------------------------------------------------------- */
@@ -365,6 +366,101 @@ static void edit_config(unsigned char **b, size_t *len, const char *from, const 
     *len = new_len;
     reseal(*b, *len);
 }
+
+/* ---- settings added later ------------------------------------------------------------ */
+
+/* A switch added to a model after checkpoints of it were written: the model, the key,
+ * where the key lives in struct config, and the tensors it adds. */
+static const struct later_switch {
+    const char *model, *key;
+    size_t offset;    /* of its int in struct config */
+    size_t tensors;   /* tensors it adds when on */
+} later[] = {{"lstm", "feed_context", offsetof(config, feed_context), 1},
+             {"rnn_attention", "bidirectional", offsetof(config, bidirectional), 5}};
+
+static void assert_same_params(const model *a, const model *b); /* below, with round trip */
+
+/* Takes the line `line` out of the configuration text of a real model's checkpoint b (the
+ * text starts with the header "key<TAB>value", after its u64 length), and reseals. */
+static void drop_config_line(unsigned char **b, size_t *len, const char *line)
+{
+    unsigned char *text = find(*b, *len, "key\tvalue\n", 10);
+    unsigned char *hit = find(*b, *len, line, strlen(line));
+    ck_assert(text != NULL && hit != NULL && text >= *b + 8 && hit > text);
+    const size_t cfg_at = (size_t)(text - *b) - 8, at = (size_t)(hit - *b), n = strlen(line);
+    const uint64_t cfg_len = rd64(*b + cfg_at);
+    memmove(*b + at, *b + at + n, *len - at - n);
+    *len -= n;
+    wr64(*b + cfg_at, cfg_len - n);
+    reseal(*b, *len);
+}
+
+/* A small model of the real registry, with the switch set to on (0 or 1). */
+static model *later_model(const struct later_switch *ls, int on)
+{
+    config c;
+    config_defaults(&c);
+    const model_ops *ops = model_lookup(ls->model);
+    ck_assert_ptr_nonnull(ops);
+    ops->defaults(&c);
+    snprintf(c.model, sizeof c.model, "%s", ls->model);
+    c.symbols = 4;
+    c.embed = 3;
+    c.hidden = 5;
+    c.attn = 2;
+    *(int *)((char *)&c + ls->offset) = on;
+    model *m = ops->alloc(&c);
+    ck_assert_ptr_nonnull(m);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    ops->init(m, r);
+    gsl_rng_free(r);
+    return m;
+}
+
+/* feed_context (lstm) and bidirectional (rnn_attention) came after the first checkpoints
+ * of their models. Off, the key is not written at all, so the file is the one an earlier
+ * build wrote (the golden test holds its bytes); read back, a file without the key is the
+ * old model. On, the key is written and read back. And a file of the new model whose key
+ * is taken out reads as the old model, whose parameters are not those the file holds: it
+ * is refused, not half-read. */
+START_TEST(test_later_switch_reads_as_old)
+{
+    const struct later_switch *ls = &later[_i];
+    char err[512] = "", line[64];
+    scratch sc;
+    scratch_open(&sc);
+    snprintf(line, sizeof line, "%s\t1\n", ls->key);
+    for (int on = 0; on <= 1; on++) {
+        model *m = later_model(ls, on);
+        save_ok(sc.path, m, NULL);
+        size_t len;
+        unsigned char *b = read_all(sc.path, &len);
+        ck_assert_msg((find(b, len, ls->key, strlen(ls->key)) != NULL) == on,
+                      "%s=%d: the key is %s the file", ls->key, on, on ? "not in" : "in");
+        free(b);
+        model *back = ckpt_load(sc.path, NULL, err, sizeof err);
+        ck_assert_msg(back != NULL, "%s", err);
+        ck_assert_int_eq(*(const int *)((const char *)&back->cfg + ls->offset), on);
+        ck_assert_uint_eq(back->params.n_tensors, m->params.n_tensors);
+        assert_same_params(m, back);
+        back->ops->free(back);
+        if (on) { /* the same file without its key: the old model, refused by its size */
+            model *old = later_model(ls, 0);
+            ck_assert_uint_eq(m->params.n_tensors, old->params.n_tensors + ls->tensors);
+            old->ops->free(old);
+            b = read_all(sc.path, &len);
+            drop_config_line(&b, &len, line);
+            write_all(sc.path, b, len);
+            free(b);
+            ck_assert_ptr_null(ckpt_load(sc.path, NULL, err, sizeof err));
+            ck_assert_msg(strstr(err, "the configuration implies") != NULL, "%s", err);
+        }
+        m->ops->free(m);
+    }
+    scratch_close(&sc);
+}
+END_TEST
 
 /* ---- CRC-32 ----------------------------------------------------------------------- */
 
@@ -1164,6 +1260,8 @@ Suite *make_checkpoint_suite(void)
     tcase_add_test(tc, test_round_trip_train_state);
     tcase_add_test(tc, test_bytes_on_disk);
     tcase_add_test(tc, test_save_replaces);
+    tcase_add_loop_test(tc, test_later_switch_reads_as_old, 0,
+                        (int)(sizeof later / sizeof later[0]));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("rejections");

@@ -454,11 +454,13 @@ static void report_tensor(void *ctx, const char *tensor, double err, size_t row,
 }
 
 /* Every parameter tensor against central differences of the mean cross-entropy, with
- * Ts = 3 ≠ Tt = 4. Each tensor must also have a gradient that is not zero: a broken
- * bridge from encoder to decoder would give zero on both sides and still "agree". */
+ * Ts = 3 ≠ Tt = 4, without (_i = 0) and with (_i = 1) feed_context. Each tensor must also
+ * have a gradient that is not zero: a broken bridge from encoder to decoder would give
+ * zero on both sides and still "agree". */
 START_TEST(test_model_gradcheck)
 {
     config c = small_config();
+    c.feed_context = _i;
     model *m = new_model(&c, 31);
     gsl_rng *r = tu_rng(32);
     batch b;
@@ -467,7 +469,10 @@ START_TEST(test_model_gradcheck)
     report_log log = {0, 0.0};
     double err = gradcheck_model(m, &b, 1, report_tensor, &log);
     ck_assert_uint_eq(log.n, m->params.n_tensors);
+    ck_assert_uint_eq(m->params.n_tensors, _i ? 11 : 10); /* feed_context: dec.Wc */
     ck_assert_double_lt(err, GRADCHECK_TOL);
+    printf("lstm gradcheck model%s: max relative error %.2e\n", _i ? " (feed_context)" : "",
+           err);
     for (size_t k = 0; k < m->params.n_tensors; k++) {
         double norm = 0.0;
         const double *g = m->params.grad + m->params.offset[k];
@@ -477,6 +482,95 @@ START_TEST(test_model_gradcheck)
     }
     batch_free(&b);
     gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* feed_context: the decoder is the LSTM layer of lstm.h run on the concatenated inputs
+ * x_t = [dec.embed[y_{t−1}]; h_Ts] with the weights [dec.Wx | dec.Wc], from (h_Ts, c_Ts):
+ * the equations of docs/lstm.md, rebuilt from the layer API and the model's own weights
+ * and encoder states. A gradient check alone would accept a context read from the wrong
+ * block (h_{Ts−1}, say), or given to some steps only. */
+START_TEST(test_feed_context_is_concatenation)
+{
+    config c = small_config();
+    c.feed_context = 1;
+    model *m = new_model(&c, 33);
+    lstm_model *lm = (lstm_model *)m;
+    gsl_rng *r = tu_rng(34);
+    enum { Ts = NT, Tt = NT + 2 };
+    batch b;
+    random_batch(&b, NB, Ts, Tt, r);
+    ck_assert_int_eq(lstm_ops.reserve(m, NB, Ts, Tt), 0);
+    ck_assert(!isnan(lstm_ops.forward(m, &b, NULL)));
+
+    pool p = {0};
+    gsl_matrix *X = pool_new(&p, Tt * NB, NE + NH, 0, r);
+    gsl_matrix *Wx = pool_new(&p, 4 * NH, NE + NH, 0, r);
+    gsl_matrix *Hs = pool_new(&p, (Tt + 1) * NB, NH, 0, r);
+    gsl_matrix *Cs = pool_new(&p, (Tt + 1) * NB, NH, 0, r);
+    gsl_matrix *Act = pool_new(&p, Tt * NB, 4 * NH, 0, r);
+    /* Wx' = [dec.Wx | dec.Wc] (4H, E+H) */
+    for (size_t i = 0; i < 4 * NH; i++) {
+        for (size_t j = 0; j < NE; j++)
+            gsl_matrix_set(Wx, i, j, gsl_matrix_get(lm->w.dec.Wx, i, j));
+        for (size_t j = 0; j < NH; j++)
+            gsl_matrix_set(Wx, i, NE + j, gsl_matrix_get(lm->w.dec_Wc, i, j));
+    }
+    /* the encoder's final state, block Ts of the model's arrays: (h_Ts, c_Ts) */
+    const double *hT = lm->s.Hs + Ts * NB * NH, *cT = lm->s.Cs + Ts * NB * NH;
+    for (size_t i = 0; i < NB; i++)
+        for (size_t j = 0; j < NH; j++) {
+            gsl_matrix_set(Hs, i, j, hT[i * NH + j]);
+            gsl_matrix_set(Cs, i, j, cT[i * NH + j]);
+        }
+    /* x_t = [dec.embed[y_{t−1}]; h_Ts], row t·B + i for example i */
+    for (size_t t = 0; t < Tt; t++)
+        for (size_t i = 0; i < NB; i++) {
+            const size_t tok = (size_t)b.dec_in[i * Tt + t];
+            for (size_t j = 0; j < NE; j++)
+                gsl_matrix_set(X, t * NB + i, j, gsl_matrix_get(lm->w.dec_embed, tok, j));
+            for (size_t j = 0; j < NH; j++)
+                gsl_matrix_set(X, t * NB + i, NE + j, hT[i * NH + j]);
+        }
+    lstm_weights w = {Wx, lm->w.dec.Wh, lm->w.dec.b};
+    lstm_layer_forward(Hs, Cs, Act, X, &w, NB);
+    /* the model's decoder states s_1..s_Tt: blocks Ts+1..Ts+Tt */
+    for (size_t t = 1; t <= Tt; t++)
+        for (size_t i = 0; i < NB; i++)
+            for (size_t j = 0; j < NH; j++) {
+                const double want = gsl_matrix_get(Hs, t * NB + i, j);
+                const double got = lm->s.Hs[((Ts + t) * NB + i) * NH + j];
+                ck_assert_msg(fabs(got - want) <= 1e-13,
+                              "s_%zu[%zu][%zu]: model %.17g, equations %.17g", t, i, j, got,
+                              want);
+            }
+    pool_free(&p);
+    batch_free(&b);
+    gsl_rng_free(r);
+    lstm_ops.free(m);
+}
+END_TEST
+
+/* feed_context draws dec.Wc after every other tensor: the others get exactly the values
+ * of the model without it (same seed), and dec.Wc is U(−1/√H, 1/√H), not all zero. */
+START_TEST(test_feed_context_init)
+{
+    config c = small_config();
+    model *plain = new_model(&c, 35);
+    c.feed_context = 1;
+    model *m = new_model(&c, 35);
+    ck_assert_uint_eq(m->params.offset[10], plain->params.size);
+    ck_assert_mem_eq(m->params.data, plain->params.data, plain->params.size * sizeof(double));
+    const double k = 1.0 / sqrt((double)NH);
+    const double *wc = m->params.data + m->params.offset[10];
+    double largest = 0.0;
+    for (size_t i = 0; i < arena_numel(&m->params, 10); i++) {
+        ck_assert(fabs(wc[i]) <= k);
+        largest = fmax(largest, fabs(wc[i]));
+    }
+    ck_assert(largest > 0.5 * k);
+    lstm_ops.free(plain);
     lstm_ops.free(m);
 }
 END_TEST
@@ -697,6 +791,19 @@ START_TEST(test_canonical_size_and_flops)
     /* Ts = 32, Tt = 16: 48 · 163840 + 16 · 2816 = 7909376, times 3 */
     ck_assert(lstm_ops.flops(&c, 32, 16) == 23728128.0);
     lstm_ops.free(m);
+    /* feed_context: dec.Wc (512, 128) last, 65,536 more; h_Ts·Wcᵀ once per sequence,
+     * 2·512·128 = 131072 flops, times 3 */
+    c.feed_context = 1;
+    m = lstm_ops.alloc(&c);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->params.size, 166987 + 512 * 128);
+    ck_assert_uint_eq(lstm_ops.n_params(&c), m->params.size);
+    ck_assert_uint_eq(m->params.n_tensors, 11);
+    for (size_t k = 0; k < 10; k++)
+        ck_assert_str_eq(m->params.spec[k].name, names[k]);
+    ck_assert_str_eq(m->params.spec[10].name, "dec.Wc");
+    ck_assert(lstm_ops.flops(&c, 32, 32) == 31727616.0 + 3.0 * 131072);
+    lstm_ops.free(m);
 }
 END_TEST
 
@@ -853,7 +960,9 @@ Suite *make_lstm_suite(void)
     suite_add_tcase(s, layer);
 
     TCase *mdl = tcase_create("model");
-    tcase_add_test(mdl, test_model_gradcheck);
+    tcase_add_loop_test(mdl, test_model_gradcheck, 0, 2); /* feed_context off, on */
+    tcase_add_test(mdl, test_feed_context_is_concatenation);
+    tcase_add_test(mdl, test_feed_context_init);
     tcase_add_test(mdl, test_source_reaches_decoder);
     tcase_add_test(mdl, test_reserve_failure);
     tcase_add_test(mdl, test_trace);

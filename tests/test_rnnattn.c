@@ -623,19 +623,25 @@ static void print_tensor_error(void *ctx, const char *tensor, double err, size_t
                   (const char *)ctx, tensor, err, row, col);
 }
 
+/* Every tensor of the model, for _i = 0..3: cell gru, lstm, then each with the
+ * bidirectional encoder (whose tensors bwd.* and init.W must then be there, and checked). */
 START_TEST(test_model_gradcheck)
 {
-    config c = small_config(cells[_i]);
+    config c = small_config(cells[_i % 2]);
+    c.bidirectional = _i / 2;
     model *m = new_model(&c, 110 + (unsigned long)_i);
     gsl_rng *r = tu_rng(111);
     batch b;
     random_batch(&b, NB, NTS, NTT, NSYM, r);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
-    char what[16];
-    snprintf(what, sizeof what, "cell %s", cells[_i]);
+    char what[48];
+    snprintf(what, sizeof what, "model (cell %s%s)", cells[_i % 2],
+             c.bidirectional ? ", bidirectional" : "");
+    ck_assert_str_eq(m->params.spec[m->params.n_tensors - 1].name,
+                     c.bidirectional ? "init.W" : "out.b");
     const double err = gradcheck_model(m, &b, 1, print_tensor_error, what);
     ck_assert_double_lt(err, GRADCHECK_TOL);
-    report_max(_i == 0 ? "model (cell gru)" : "model (cell lstm)", err);
+    report_max(what, err);
     batch_free(&b);
     gsl_rng_free(r);
     rnnattn_ops.free(m);
@@ -672,7 +678,8 @@ static int record(void *ctx, const char *name, const gsl_matrix *m, const char *
  * the same tokens as decode; a sink's -1 comes back. */
 START_TEST(test_trace_alignment)
 {
-    config c = small_config(cells[_i]);
+    config c = small_config(cells[_i % 2]);
+    c.bidirectional = _i / 2; /* the alignment over the annotations [→h_j; ←h_j] */
     model *m = new_model(&c, 118);
     enum { Ts = 7, Tt = 5 };
     const int src[Ts] = {3, 0, 7, 7, 1, 5, 2};
@@ -698,6 +705,67 @@ START_TEST(test_trace_alignment)
     ck_assert_mem_eq(out, dec, sizeof out);
     log.fail = 1;
     ck_assert_int_eq(rnnattn_ops.trace(m, src, Ts, Tt, out, record, &log), -1);
+    rnnattn_ops.free(m);
+}
+END_TEST
+
+/* bidirectional: the annotations are [→h_j; ←h_j] with ←h_j the state of the cell run on
+ * the source backwards with the bwd weights (rebuilt here through the cell's own layer,
+ * on the model's embedding), and s_0 = tanh(←h_1·W_sᵀ) (libm's tanh), c_0 = 0: a gradient
+ * check would accept the halves swapped, the source read forwards twice, or s_0 from
+ * ←h_Ts. _i: cell gru, lstm. */
+START_TEST(test_bidirectional_encoder)
+{
+    config c = small_config(cells[_i]);
+    c.bidirectional = 1;
+    model *m = new_model(&c, 121);
+    rnnattn_model *rm = (rnnattn_model *)m;
+    gsl_rng *r = tu_rng(122);
+    batch b;
+    random_batch(&b, NB, NTS, NTT, NSYM, r);
+    ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
+    ck_assert(!isnan(rnnattn_ops.forward(m, &b, NULL)));
+
+    const size_t GH = rm->cell->gates * NH;
+    gsl_matrix *X = zero_matrix(NTS * NB, NE), *Hr = zero_matrix((NTS + 1) * NB, NH);
+    gsl_matrix *Cr = zero_matrix((NTS + 1) * NB, NH), *Act = zero_matrix(NTS * NB, GH);
+    gsl_matrix *HP = zero_matrix(NTS * NB, GH);
+    /* step k (1-based) of the backward encoder reads x_{Ts+1−k} */
+    for (size_t k = 1; k <= NTS; k++)
+        for (size_t i = 0; i < NB; i++) {
+            const size_t tok = (size_t)b.src[i * NTS + (NTS - k)];
+            for (size_t j = 0; j < NE; j++)
+                gsl_matrix_set(X, (k - 1) * NB + i, j, gsl_matrix_get(rm->w.enc_embed, tok, j));
+        }
+    rm->cell->layer_forward(Hr, Cr, Act, HP, X, &rm->w.bwd, NB);
+    /* h_j = [→h_j ; ←h_j], ←h_j = block Ts+1−j of Hr, →h_j = block j of the model's Hs */
+    for (size_t jj = 1; jj <= NTS; jj++)
+        for (size_t i = 0; i < NB; i++)
+            for (size_t u = 0; u < NH; u++) {
+                const double *ann = rm->s.Hann + ((jj - 1) * NB + i) * 2 * NH;
+                ck_assert(ann[u] == rm->s.Hs[(jj * NB + i) * NH + u]);
+                ck_assert_msg(ann[NH + u] == gsl_matrix_get(Hr, (NTS + 1 - jj) * NB + i, u),
+                              "annotation %zu, example %zu, unit %zu: %.17g, want %.17g", jj,
+                              i, u, ann[NH + u],
+                              gsl_matrix_get(Hr, (NTS + 1 - jj) * NB + i, u));
+            }
+    /* s_0 = tanh(←h_1 · W_sᵀ): block Ts+1 of Hs; ←h_1 is Hr's last block */
+    for (size_t i = 0; i < NB; i++)
+        for (size_t u = 0; u < NH; u++) {
+            double a = 0.0;
+            for (size_t k = 0; k < NH; k++)
+                a += gsl_matrix_get(Hr, NTS * NB + i, k) * gsl_matrix_get(rm->w.init_W, u, k);
+            const double s0 = rm->s.Hs[((NTS + 1) * NB + i) * NH + u];
+            ck_assert_msg(fabs(s0 - tanh(a)) <= 1e-14, "s_0[%zu][%zu] %.17g, want %.17g", i,
+                          u, s0, tanh(a));
+            if (rm->cell->has_cell_state)
+                ck_assert(rm->s.Cs[((NTS + 1) * NB + i) * NH + u] == 0.0);
+        }
+    gsl_matrix *all[] = {X, Hr, Cr, Act, HP};
+    for (size_t k = 0; k < 5; k++)
+        gsl_matrix_free(all[k]);
+    batch_free(&b);
+    gsl_rng_free(r);
     rnnattn_ops.free(m);
 }
 END_TEST
@@ -746,6 +814,34 @@ START_TEST(test_canonical_size_and_flops)
     ck_assert_uint_eq(m->params.size, 210123 + 128 * 32 + 128 * 128 + 128 * 160 + 128 * 128 -
                                           2 * (2 * 384) + 2 * 512);
     rnnattn_ops.free(m);
+    /* bidirectional GRU: annotations 2H = 256 wide, so dec.Wx (384, 288), attn.Wk
+     * (128, 256), out.W (11, 384); then bwd.Wx (384, 32), bwd.Wh (384, 128), bwd.bx,
+     * bwd.bh (1, 384) and init.W (128, 128), last */
+    snprintf(c.cell, sizeof c.cell, "gru");
+    c.bidirectional = 1;
+    m = rnnattn_ops.alloc(&c);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_uint_eq(m->params.n_tensors, 21);
+    for (size_t k = 0; k < 16; k++)
+        ck_assert_str_eq(m->params.spec[k].name, names[k]);
+    const char *bi_names[] = {"bwd.Wx", "bwd.Wh", "bwd.bx", "bwd.bh", "init.W"};
+    for (size_t k = 0; k < 5; k++)
+        ck_assert_str_eq(m->params.spec[16 + k].name, bi_names[k]);
+    ck_assert_uint_eq(m->params.size, 210123 + 384 * 128 + 128 * 128 + 11 * 128 +
+                                          (384 * 32 + 384 * 128 + 2 * 384) + 128 * 128);
+    ck_assert_uint_eq(rnnattn_ops.n_params(&c), m->params.size);
+    rnnattn_ops.free(m);
+    /* per token at Ts = Tt = L: both encoders 2·2·384·160, keys 2·128·256, the decoder
+     * 2·384·288 + 2·384·128 + 2·128·128 (query) + 2·L·128 + 2·L·256 + 2·11·384; once per
+     * sequence s_0's 2·128·128; times 3 */
+    for (size_t L = 32; L <= 128; L *= 4) {
+        const double l = (double)L;
+        const double per_token = 4.0 * 384 * 160 + 2.0 * 128 * 256 + 2.0 * 384 * 288 +
+                                 2.0 * 384 * 128 + 2.0 * 128 * 128 + 2.0 * l * 128 +
+                                 2.0 * l * 256 + 2.0 * 11 * 384;
+        tu_assert_rel(rnnattn_ops.flops(&c, L, L), 3.0 * (per_token * l + 2.0 * 128 * 128),
+                      1e-15);
+    }
 }
 END_TEST
 
@@ -920,8 +1016,10 @@ Suite *make_rnnattn_suite(void)
     suite_add_tcase(s, attn);
 
     TCase *mdl = tcase_create("model");
-    tcase_add_loop_test(mdl, test_model_gradcheck, 0, 2); /* cell gru, cell lstm */
-    tcase_add_loop_test(mdl, test_trace_alignment, 0, 2);
+    /* cell gru, cell lstm, then each with the bidirectional encoder */
+    tcase_add_loop_test(mdl, test_model_gradcheck, 0, 4);
+    tcase_add_loop_test(mdl, test_trace_alignment, 0, 4);
+    tcase_add_loop_test(mdl, test_bidirectional_encoder, 0, 2); /* cell gru, cell lstm */
     tcase_add_loop_test(mdl, test_init, 0, 2);
     tcase_add_test(mdl, test_canonical_size_and_flops);
     tcase_add_test(mdl, test_errors);

@@ -41,6 +41,12 @@ const config_field config_fields[] = {
      "recurrent cell, where a model offers a choice", 0, 0},
     {"forget_bias", CFG_DOUBLE, F(forget_bias), -100, 100, NULL,
      "initial forget-gate bias of the cells that have one", 0, 0},
+    {"feed_context", CFG_BOOL, F(feed_context), 0, 1, NULL,
+     "a switch: where a model offers it, the encoder's final state is an input of every "
+     "decoder step (off: only its initial state)", 0, CFG_UNLESS_ZERO},
+    {"bidirectional", CFG_BOOL, F(bidirectional), 0, 1, NULL,
+     "a switch: where a model offers it, the encoder reads the source both ways, "
+     "annotations [fwd; bwd] of width 2H (off: forward only)", 0, CFG_UNLESS_ZERO},
     {"d_model", CFG_SIZE, F(d_model), 1, 4096, NULL, "model width D of attention-only layers", 0, 0},
     {"heads", CFG_SIZE, F(heads), 1, 256, NULL, "attention heads NH (divides d_model)", 0, 0},
     {"d_ff", CFG_SIZE, F(d_ff), 1, 16384, NULL, "feed-forward width of those layers", 0, 0},

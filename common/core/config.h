@@ -42,6 +42,9 @@ typedef struct config {
     size_t attn;              /* A   additive-attention width */
     char cell[CONFIG_STR_MAX]; /* recurrent cell, where a model offers a choice */
     double forget_bias;       /* initial forget-gate bias */
+    int feed_context;         /* the encoder's summary is an input of every decoder step
+                               * (1), not only its initial state (0), where offered */
+    int bidirectional;        /* a forward and a backward encoder (1), where offered */
     size_t d_model;           /* D   model width of attention-only layers */
     size_t heads;             /* NH  attention heads */
     size_t d_ff;              /* feed-forward width */

@@ -65,8 +65,12 @@ TRAIN = ["--task", "copy", "--train-len", "3:6", "--steps", "300", "--batch", "8
 # (their ops' variants), plus emb_scale for the transformer.
 VARIANTS = [
     ("lstm", "lstm", [], "enc.Wh"),
+    ("lstm feed_context=1", "lstm", ["--feed-context"], "dec.Wc"),
     ("rnn_attention", "rnn_attention", [], "enc.Wh"),
     ("rnn_attention cell=lstm", "rnn_attention", ["--cell", "lstm"], "enc.Wh"),
+    ("rnn_attention bidirectional=1", "rnn_attention", ["--bidirectional"], "bwd.Wh"),
+    ("rnn_attention bidirectional=1 cell=lstm", "rnn_attention",
+     ["--bidirectional", "--cell", "lstm"], "bwd.Wh"),
     ("transformer", "transformer", [], "enc.0.attn.w_in"),
     ("transformer post_ln=1", "transformer", ["--post-ln"], "enc.0.attn.w_in"),
     ("transformer pos=learned", "transformer", ["--pos", "learned"], "enc.0.attn.w_in"),
@@ -118,6 +122,18 @@ def read_attnlab(path):
     return res
 
 
+def grad_of(p):
+    """The gradient of a tensor of attnlab_tensors(): of the parameter itself, or, for a
+    view of a parameter (Lstm's dec.Wx and dec.Wc with feed_context, two column blocks of
+    one weight_ih), the same entries of that parameter's gradient."""
+    base = p if p._base is None else p._base
+    if base.grad is None:
+        return torch.zeros_like(p)
+    if base is p:
+        return p.grad
+    return base.grad.as_strided(p.shape, p.stride(), p.storage_offset() - base.storage_offset())
+
+
 def run_twin(twin, src, dec_in, tgt):
     """The twin's side, in its dtype: the same dictionary as read_attnlab."""
     for p in twin.parameters():
@@ -128,7 +144,7 @@ def run_twin(twin, src, dec_in, tgt):
     loss.backward()
     grads = []
     for name, p in twin.attnlab_tensors():
-        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        g = grad_of(p)
         grads.append((name, g.detach().reshape(1, -1) if p.dim() == 1 else g.detach()))
     return {"loss": loss.item(), "grads": grads, "pred": logits.argmax(-1),
             "decode": twin.greedy(src, tgt.shape[1])}
@@ -161,7 +177,7 @@ def perturb(twin, name, delta):
     for n, p in twin.attnlab_tensors():
         if n == name:
             with torch.no_grad():
-                p.view(-1)[0] += delta
+                p[(0,) * p.dim()] += delta   # p may be a view with strides
             return True
     return False
 

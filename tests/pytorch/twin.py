@@ -45,44 +45,63 @@ class Lstm(nn.Module):
         i = σ(W_i x + U_i h + b_i)      f = σ(W_f x + U_f h + b_f)
         g = tanh(W_g x + U_g h + b_g)   o = σ(W_o x + U_o h + b_o)
         c' = f ⊙ c + i ⊙ g              h' = o ⊙ tanh(c')
-    with W = weight_ih (4H, E) = attnlab's Wx, U = weight_hh (4H, H) = Wh."""
+    with W = weight_ih (4H, E) = attnlab's Wx, U = weight_hh (4H, H) = Wh.
 
-    def __init__(self, V, E, H):
+    feed_context (Cho et al. 2014): the summary h_Ts is also an input of every decoder
+    step. The decoder then reads x_t = [emb(y_{t−1}); h_Ts] (E+H), and its weight_ih
+    (4H, E+H) is [dec.Wx | dec.Wc]: attnlab's two tensors are its two column blocks."""
+
+    def __init__(self, V, E, H, feed_context=False):
         super().__init__()
-        self.V = V
+        self.V, self.E, self.feed_context = V, E, feed_context
         self.enc_embed = nn.Embedding(V, E)           # enc.embed (V, E)
         self.enc = nn.LSTM(E, H, batch_first=True)    # enc.Wx, enc.Wh, enc.b
         self.dec_embed = nn.Embedding(V, E)           # dec.embed (V, E)
-        self.dec = nn.LSTM(E, H, batch_first=True)    # dec.Wx, dec.Wh, dec.b
+        # dec.Wx, dec.Wh, dec.b (feed_context: weight_ih = [dec.Wx | dec.Wc])
+        self.dec = nn.LSTM(E + H if feed_context else E, H, batch_first=True)
         self.out = nn.Linear(H, V)                    # out.W (V, H), out.b (1, V)
         _freeze_zero(self.enc.bias_hh_l0)
         _freeze_zero(self.dec.bias_hh_l0)
 
     def attnlab_tensors(self):
+        w_ih = self.dec.weight_ih_l0   # feed_context: two column blocks, views of it
+        dec_wx = w_ih[:, :self.E] if self.feed_context else w_ih
+        extra = [("dec.Wc", w_ih[:, self.E:])] if self.feed_context else []
         return [("enc.embed", self.enc_embed.weight), ("enc.Wx", self.enc.weight_ih_l0),
                 ("enc.Wh", self.enc.weight_hh_l0), ("enc.b", self.enc.bias_ih_l0),
-                ("dec.embed", self.dec_embed.weight), ("dec.Wx", self.dec.weight_ih_l0),
+                ("dec.embed", self.dec_embed.weight), ("dec.Wx", dec_wx),
                 ("dec.Wh", self.dec.weight_hh_l0), ("dec.b", self.dec.bias_ih_l0),
-                ("out.W", self.out.weight), ("out.b", self.out.bias)]
+                ("out.W", self.out.weight), ("out.b", self.out.bias)] + extra
 
     def encode(self, src):
         """h_0 = c_0 = 0; the encoder reads the source; its last (h_Ts, c_Ts), each
-        (1, B, H), is the decoder's initial state: the model's only bridge."""
+        (1, B, H), is the decoder's initial state: the model's only bridge (with
+        feed_context, h_Ts is also an input of every step: dec_input)."""
         _, state = self.enc(self.enc_embed(src))
         return state
 
+    def dec_input(self, y, state0):
+        """The decoder's input for tokens y (B, T): emb(y), and with feed_context
+        [emb(y); h_Ts] at every step, h_Ts the h of the initial state state0."""
+        x = self.dec_embed(y)                                        # (B, T, E)
+        if not self.feed_context:
+            return x
+        summary = state0[0][0].unsqueeze(1).expand(-1, y.shape[1], -1)   # (B, T, H)
+        return torch.cat([x, summary], -1)
+
     def forward(self, src, dec_in):
         # teacher forcing: the decoder reads (BOS, y_1 .. y_{Tt−1}), every step at once
-        s, _ = self.dec(self.dec_embed(dec_in), self.encode(src))   # (B, Tt, H)
+        state0 = self.encode(src)
+        s, _ = self.dec(self.dec_input(dec_in, state0), state0)     # (B, Tt, H)
         return self.out(s)                                          # logits = s·Wᵀ + b
 
     @torch.no_grad()
     def greedy(self, src, Tt):
-        state = self.encode(src)
+        state0 = state = self.encode(src)
         y = torch.full((src.shape[0], 1), self.V - 1, dtype=torch.long)   # BOS
         outs = []
         for _ in range(Tt):
-            s, state = self.dec(self.dec_embed(y), state)
+            s, state = self.dec(self.dec_input(y, state0), state)
             y = self.out(s).argmax(-1)                   # (B, 1): fed back as the next input
             outs.append(y)
         return torch.cat(outs, 1)
@@ -103,25 +122,35 @@ class RnnAttention(nn.Module):
         r = σ(W_r x + b_ir + U_r h + b_hr)   z = σ(W_z x + b_iz + U_z h + b_hz)
         n = tanh(W_n x + b_in + r ⊙ (U_n h + b_hn))   h' = (1 − z) ⊙ n + z ⊙ h
     cell "lstm": nn.LSTM and nn.LSTMCell as in Lstm, s_0 = (h_Ts, c_Ts), the query is
-    the h part; the only difference from `lstm` is then the attention."""
+    the h part; the only difference from `lstm` is then the attention.
+    bidirectional (RNNsearch): the encoder is nn.GRU/nn.LSTM(bidirectional=True), whose
+    output is the annotations h_j = [→h_j; ←h_j] (K = 2H wide; the _reverse weights are
+    attnlab's bwd.*), and s_0 = tanh(W_s ←h_1) (init.W, no bias; for the LSTM the cell
+    state starts at 0). Without it K = H."""
 
-    def __init__(self, V, E, H, A, cell="gru"):
+    def __init__(self, V, E, H, A, cell="gru", bidirectional=False):
         super().__init__()
         if cell not in ("gru", "lstm"):
             raise ValueError(f"cell '{cell}' is not accepted (accepted: gru, lstm)")
-        self.V, self.cell = V, cell
+        self.V, self.cell, self.bidirectional = V, cell, bidirectional
+        K = 2 * H if bidirectional else H                  # the width of an annotation
         rnn, step = (nn.GRU, nn.GRUCell) if cell == "gru" else (nn.LSTM, nn.LSTMCell)
         self.enc_embed = nn.Embedding(V, E)                # enc.embed (V, E)
-        self.enc = rnn(E, H, batch_first=True)             # enc.Wx (GH, E), enc.Wh (GH, H)
+        # enc.Wx (GH, E), enc.Wh (GH, H); bidirectional: bwd.* the _reverse ones
+        self.enc = rnn(E, H, batch_first=True, bidirectional=bidirectional)
         self.dec_embed = nn.Embedding(V, E)                # dec.embed (V, E)
-        self.dec = step(E + H, H)                          # dec.Wx (GH, E+H): [emb | ctx]
+        self.dec = step(E + K, H)                          # dec.Wx (GH, E+K): [emb | ctx]
         self.attn_q = nn.Linear(H, A, bias=False)          # attn.Wq (A, H)
-        self.attn_k = nn.Linear(H, A)                      # attn.Wk (A, H), attn.bk (1, A)
+        self.attn_k = nn.Linear(K, A)                      # attn.Wk (A, K), attn.bk (1, A)
         self.attn_v = nn.Linear(A, 1, bias=False)          # attn.v (1, A)
-        self.out = nn.Linear(2 * H, V)                     # out.W (V, 2H), out.b (1, V)
+        self.out = nn.Linear(H + K, V)                     # out.W (V, H+K), out.b (1, V)
+        if bidirectional:
+            self.init = nn.Linear(H, H, bias=False)        # init.W (H, H): W_s
         if cell == "lstm":
             _freeze_zero(self.enc.bias_hh_l0)
             _freeze_zero(self.dec.bias_hh)
+            if bidirectional:
+                _freeze_zero(self.enc.bias_hh_l0_reverse)
 
     def attnlab_tensors(self):
         e, d = self.enc, self.dec
@@ -130,19 +159,31 @@ class RnnAttention(nn.Module):
             dec_b = [("dec.bx", d.bias_ih), ("dec.bh", d.bias_hh)]
         else:                    # b = b_ih + b_hh, in bias_ih
             enc_b, dec_b = [("enc.b", e.bias_ih_l0)], [("dec.b", d.bias_ih)]
+        back = []
+        if self.bidirectional:   # last in attnlab's arena: bwd.*, then init.W
+            back = [("bwd.Wx", e.weight_ih_l0_reverse), ("bwd.Wh", e.weight_hh_l0_reverse)]
+            if self.cell == "gru":
+                back += [("bwd.bx", e.bias_ih_l0_reverse), ("bwd.bh", e.bias_hh_l0_reverse)]
+            else:
+                back += [("bwd.b", e.bias_ih_l0_reverse)]
+            back += [("init.W", self.init.weight)]
         return ([("enc.embed", self.enc_embed.weight), ("enc.Wx", e.weight_ih_l0),
                  ("enc.Wh", e.weight_hh_l0)] + enc_b +
                 [("dec.embed", self.dec_embed.weight), ("dec.Wx", d.weight_ih),
                  ("dec.Wh", d.weight_hh)] + dec_b +
                 [("attn.Wq", self.attn_q.weight), ("attn.Wk", self.attn_k.weight),
                  ("attn.bk", self.attn_k.bias), ("attn.v", self.attn_v.weight),
-                 ("out.W", self.out.weight), ("out.b", self.out.bias)])
+                 ("out.W", self.out.weight), ("out.b", self.out.bias)] + back)
 
     def encode(self, src):
         """Henc (B, Ts, H) = h_1..h_Ts, the keys' source and the values; K (B, Ts, A) the
         keys, once per sequence; the decoder's s_0 (the LSTM: (h, c), each (B, H))."""
         Henc, last = self.enc(self.enc_embed(src))
-        s0 = last[0] if self.cell == "gru" else (last[0][0], last[1][0])
+        if self.bidirectional:   # last h (2, B, H): [→h_Ts, ←h_1]; s_0 from ←h_1
+            h0 = torch.tanh(self.init(last[0][1] if self.cell == "lstm" else last[1]))
+            s0 = h0 if self.cell == "gru" else (h0, torch.zeros_like(h0))
+        else:
+            s0 = last[0] if self.cell == "gru" else (last[0][0], last[1][0])
         return Henc, self.attn_k(Henc), s0
 
     def attend(self, s_prev, Henc, K):
@@ -305,9 +346,10 @@ def from_config(model, cfg, dtype=torch.float64):
     n = lambda key: int(cfg[key])
     V = n("symbols") + 1   # the data symbols and BOS (config_vocab)
     if model == "lstm":
-        twin = Lstm(V, n("embed"), n("hidden"))
+        twin = Lstm(V, n("embed"), n("hidden"), cfg.get("feed_context", "0") == "1")
     elif model == "rnn_attention":
-        twin = RnnAttention(V, n("embed"), n("hidden"), n("attn"), cfg.get("cell", "gru"))
+        twin = RnnAttention(V, n("embed"), n("hidden"), n("attn"), cfg.get("cell", "gru"),
+                            cfg.get("bidirectional", "0") == "1")
     elif model == "transformer":
         twin = Transformer(V, n("d_model"), n("heads"), n("d_ff"), n("layers"), n("max_len"),
                            cfg.get("pos", "sinusoidal"), cfg.get("post_ln", "0") == "1",
