@@ -300,6 +300,7 @@ const model_ops lstm_ops = {
     .about = "LSTM encoder-decoder: one fixed-size state carries the whole source",
     .title = "LSTM",
     .attends = 0,
+    .small = "embed=16 hidden=64",
     .defaults = lstm_defaults,
     .check = lstm_check,
     .alloc = lstm_alloc,

@@ -395,6 +395,7 @@ const model_ops rnnattn_ops = {
              "--cell lstm for the LSTM ablation",
     .title = "RNN with attention",
     .attends = 1,
+    .small = "embed=16 hidden=32 attn=32",
     .defaults = rnnattn_defaults,
     .check = rnnattn_check,
     .alloc = rnnattn_alloc,
