@@ -320,6 +320,7 @@ const model_ops lstm_ops = {
              "--feed-context gives it to every decoder step",
     .title = "LSTM",
     .attends = 0,
+    .small = "embed=16 hidden=64",
     .defaults = lstm_defaults,
     .check = lstm_check,
     .alloc = lstm_alloc,

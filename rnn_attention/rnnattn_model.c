@@ -456,6 +456,7 @@ const model_ops rnnattn_ops = {
              "--cell lstm for the LSTM ablation, --bidirectional for RNNsearch's encoder",
     .title = "RNN with attention",
     .attends = 1,
+    .small = "embed=16 hidden=32 attn=32",
     .defaults = rnnattn_defaults,
     .check = rnnattn_check,
     .alloc = rnnattn_alloc,

@@ -821,6 +821,39 @@ START_TEST(test_golden_checkpoint_on_a_plainer_processor)
 }
 END_TEST
 
+/* Every registered model's small preset (ops->small, the page's) is a list of settings
+ * that config_set accepts on the model's defaults, that the model's check accepts, and
+ * that makes the model smaller than its defaults. */
+START_TEST(test_small_preset_is_valid_and_small)
+{
+    for (size_t k = 0; model_registry[k]; k++) {
+        const model_ops *ops = model_registry[k];
+        if (!ops->small)
+            continue;
+        config c, d;
+        char err[256], buf[256];
+        config_defaults(&c);
+        c.symbols = 10;
+        ops->defaults(&c);
+        d = c;
+        snprintf(buf, sizeof buf, "%s", ops->small);
+        for (char *save = NULL, *kv = strtok_r(buf, " ", &save); kv;
+             kv = strtok_r(NULL, " ", &save)) {
+            char *eq = strchr(kv, '=');
+            ck_assert_msg(eq != NULL, "%s: small setting '%s' is not key=value", ops->name, kv);
+            *eq = '\0';
+            const config_field *f = config_find(kv);
+            ck_assert_msg(f != NULL, "%s: small setting %s is no setting", ops->name, kv);
+            ck_assert_msg(config_set(&c, f, eq + 1, err, sizeof err) == 0, "%s: %s", ops->name,
+                          err);
+        }
+        ck_assert_msg(ops->check(&c, err, sizeof err) == 0, "%s: %s", ops->name, err);
+        ck_assert_msg(ops->n_params(&c) < ops->n_params(&d), "%s: small is not smaller",
+                      ops->name);
+    }
+}
+END_TEST
+
 Suite *make_models_suite(void)
 {
     Suite *s = suite_create("models");
@@ -835,6 +868,7 @@ Suite *make_models_suite(void)
     tcase_add_loop_test(tc, test_n_params_is_the_walk, 0, n);
     tcase_add_loop_test(tc, test_sizes_outside_refused, 0, n);
     tcase_add_loop_test(tc, test_backward_needs_its_forward, 0, n);
+    tcase_add_test(tc, test_small_preset_is_valid_and_small);
     suite_add_tcase(s, tc);
 
     /* one training run of 60 steps per case */

@@ -483,6 +483,7 @@ const model_ops tfm_ops = {
              "(Vaswani et al. 2017)",
     .title = "Transformer",
     .attends = 1,
+    .small = "d_model=32 heads=2 d_ff=64 layers=1",
     .defaults = tfm_defaults,
     .check = tfm_check,
     .alloc = tfm_alloc,

@@ -149,6 +149,10 @@ typedef struct model_ops {
      * of variants, each one key=value away from the defaults, NULL-terminated; NULL when
      * the model is trained once, at its defaults, for reference. */
     const char *const *capacity;
+    /* Settings (key=value words) of a small model of this kind, a few thousand parameters
+     * that learn copy at lengths up to 8 in seconds: the page's "small" preset; NULL: the
+     * model offers none (its defaults are used). */
+    const char *small;
 } model_ops;
 
 /* The head every model embeds first. */

@@ -111,7 +111,7 @@ static void page_words(FILE *f, const task *t, size_t nsym, const int *x, size_t
 
 /* Decodes input, a line of symbols of run h's task (numbers below symbols for copy and
  * reverse, words of the vocabulary for a data file), greedily, at the target length the
- * task gives it; writes the model's trace of it (attention maps, LSTM gates: the matrices
+ * task gives it; writes the model's trace of it (attention maps, gates: the matrices
  * of docs/results-format.md) as dir/trace/NAME.tsv, and the decoded words, the target and
  * how many match in page_text(). Returns 0, or -1 with page_error(). */
 int page_decode(int h, const char *input)

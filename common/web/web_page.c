@@ -441,21 +441,16 @@ int page_close(int h)
     return 0;
 }
 
-/* The settings of a size preset for model name: "small" (a few thousand parameters per
- * model, trains copy at lengths up to 8 in seconds) or "defaults" (the command line's
- * own sizes: nothing to set). Returns the settings (key=value words), or "" for an
- * unknown preset. */
+/* The settings of a size preset for model name: "small" (the model's ops->small: a few
+ * thousand parameters, trains copy at lengths up to 8 in seconds) or "defaults" (the
+ * command line's own sizes: nothing to set). Returns the settings (key=value words), or
+ * "" for an unknown preset or model. */
 const char *page_preset(const char *name, const char *preset)
 {
-    if (strcmp(preset, "small") != 0)
+    const model_ops *ops = model_lookup(name);
+    if (strcmp(preset, "small") != 0 || !ops || !ops->small)
         return "";
-    if (strcmp(name, "lstm") == 0)
-        return "embed=16 hidden=64";
-    if (strcmp(name, "rnn_attention") == 0)
-        return "embed=16 hidden=32 attn=32";
-    if (strcmp(name, "transformer") == 0)
-        return "d_model=32 heads=2 d_ff=64 layers=1";
-    return "";
+    return ops->small;
 }
 
 /* The models of the registry, one name per line, in page_text(). */
