@@ -124,15 +124,6 @@ static double flops(size_t d, double n)
     return n * (48.0 * D * D + 41.0 * D);
 }
 
-/* Forward: the input projection of all steps (1 product), then n recurrent products, each
- * waiting for the previous h. Backward: n products carrying dh back, then the weight and
- * input gradients, which wait only for all dpre (1 level). */
-static double sequential_ops(size_t d, size_t n)
-{
-    (void)d;
-    return 2.0 * (double)n + 2.0;
-}
-
 const layerbench_ops lstm_layerbench_ops = {
     .name = "lstm",
     .kind = LAYERBENCH_RECURRENT,
@@ -142,5 +133,5 @@ const layerbench_ops lstm_layerbench_ops = {
     .forward = forward,
     .backward = backward,
     .flops = flops,
-    .sequential_ops = sequential_ops,
+    .sequential_ops = layerbench_recurrent_sequential_ops,
 };

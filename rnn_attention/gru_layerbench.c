@@ -117,14 +117,6 @@ static double flops(size_t d, double n)
     return n * (36.0 * D * D + 39.0 * D);
 }
 
-/* As the LSTM's: 1 + n products forward (the input projection, then one per step), n + 1
- * backward (one per step, then the weight and input gradients). */
-static double sequential_ops(size_t d, size_t n)
-{
-    (void)d;
-    return 2.0 * (double)n + 2.0;
-}
-
 const layerbench_ops gru_layerbench_ops = {
     .name = "gru",
     .kind = LAYERBENCH_RECURRENT,
@@ -134,5 +126,5 @@ const layerbench_ops gru_layerbench_ops = {
     .forward = forward,
     .backward = backward,
     .flops = flops,
-    .sequential_ops = sequential_ops,
+    .sequential_ops = layerbench_recurrent_sequential_ops,
 };

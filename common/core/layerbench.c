@@ -328,3 +328,9 @@ void layerbench_print_crossover(FILE *f, const layerbench_cross *c, size_t count
                 c[i].d, c[i].threads, c[i].n_flops, tm);
     }
 }
+
+double layerbench_recurrent_sequential_ops(size_t d, size_t n)
+{
+    (void)d;
+    return 2.0 * (double)n + 2.0;
+}

@@ -75,6 +75,12 @@ typedef struct layerbench_ops {
     double (*sequential_ops)(size_t d, size_t n);
 } layerbench_ops;
 
+/* The sequential operations of a recurrent layer over n steps, the same for every cell:
+ * forward, the input projection of all steps (1 product), then n recurrent products, each
+ * waiting for the previous state; backward, n products carrying the state's gradient
+ * back, then the weight and input gradients (1 level): 2n + 2. */
+double layerbench_recurrent_sequential_ops(size_t d, size_t n);
+
 /* Every registered layer, NULL-terminated; defined in attnlab.c. */
 extern const layerbench_ops *const layerbench_registry[];
 
