@@ -439,6 +439,19 @@ static void rnnattn_gradcheck_sizes(config *c)
 /* The GRU cell (the default) and the LSTM cell of the controlled experiment. */
 /* The GRU cell (the default), the LSTM cell of the controlled experiment, and RNNsearch's
  * bidirectional encoder with each cell. */
+/* The control (compare --preset control): the model as it is (GRU cell), and with the
+ * LSTM's cell, the arm the plain LSTM widened to equal parameters is set against; and the
+ * positions experiment's reference: a model with no positions at all, its order carried
+ * by its recurrence. */
+static const char *const rnnattn_control[] = {"", "cell=lstm", NULL};
+static const char *const rnnattn_positions[] = {"", NULL};
+
+static const model_sweep rnnattn_sweeps[] = {
+    {"control", rnnattn_control},
+    {"positions", rnnattn_positions},
+    {NULL, NULL},
+};
+
 static const char *const rnnattn_variants[] = {"", "cell=lstm", "bidirectional=1",
                                                "bidirectional=1 cell=lstm", NULL};
 
@@ -471,5 +484,6 @@ const model_ops rnnattn_ops = {
     .flops = rnnattn_flops,
     .gradcheck_sizes = rnnattn_gradcheck_sizes,
     .variants = rnnattn_variants,
+    .sweeps = rnnattn_sweeps,
     .traces = rnnattn_traces,
 };

@@ -459,6 +459,16 @@ static void tfm_gradcheck_sizes(config *c)
 }
 
 /* Both layer-norm orders, and the three kinds of positions. */
+/* The positions experiment (compare --preset positions): each scheme of positions, so
+ * that what fails past the trained lengths is seen scheme by scheme (learned rows past
+ * the longest trained position are never trained; no positions leaves only the mask). */
+static const char *const tfm_positions[] = {"pos=sinusoidal", "pos=learned", "pos=none", NULL};
+
+static const model_sweep tfm_sweeps[] = {
+    {"positions", tfm_positions},
+    {NULL, NULL},
+};
+
 static const char *const tfm_variants[] = {"", "post_ln=1", "pos=learned", "pos=none", NULL};
 
 /* What tfm_trace sends: every layer and head of the three attentions (KIND.lL.hJ), each
@@ -498,5 +508,6 @@ const model_ops tfm_ops = {
     .flops = tfm_flops,
     .gradcheck_sizes = tfm_gradcheck_sizes,
     .variants = tfm_variants,
+    .sweeps = tfm_sweeps,
     .traces = tfm_traces,
 };

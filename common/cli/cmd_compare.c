@@ -49,11 +49,15 @@ typedef struct preset {
     double stop_acc;            /* validation token accuracy that ends a run (0: none) */
     size_t decay_steps;         /* cosine horizon after the warm-up (0: to the cap) */
     size_t val_first;           /* first validation of the log-spaced schedule (0: none) */
+    const char *task;           /* the task (NULL: copy, or --task) */
     const char *about;
     /* The setups to train, for each model of --models in turn: the model once at its
-     * defaults (SWEEP_NONE), each setting of its ops' capacity list (SWEEP_CAPACITY; once
-     * at its defaults when it lists none), or once at each rate of lr_rates (SWEEP_LR). */
-    enum { SWEEP_NONE, SWEEP_CAPACITY, SWEEP_LR } sweep;
+     * defaults (SWEEP_NONE), each setting its ops list for the preset (SWEEP_OPS:
+     * model_sweep_of), or once at each rate of lr_rates (SWEEP_LR). */
+    enum { SWEEP_NONE, SWEEP_OPS, SWEEP_LR } sweep;
+    /* SWEEP_OPS: 1 trains a model that lists nothing for the preset once at its defaults,
+     * for reference; 0 leaves it out, unless --models names it. */
+    int others;
 } preset;
 
 /* The learning-rate sweep: every model at four rates a factor of about 3 apart, around
@@ -61,23 +65,38 @@ typedef struct preset {
 static const char *const lr_rates[] = {"lr=0.0003", "lr=0.001", "lr=0.003", "lr=0.01", NULL};
 
 static const preset presets[] = {
-    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0, 1, 0, 0, 0,
+    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0, 1, 0, 0, 0, NULL,
      "under a minute: every model, every figure, nothing learned (a test of the pipeline)",
-     SWEEP_NONE},
-    {"quick", 3, 6000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10, 4, 0.999, 4000, 20,
+     SWEEP_NONE, 0},
+    {"quick", 3, 6000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10, 4, 0.999, 4000, 20, NULL,
      "a few minutes on 2 cores: attention reaches the target, a model without it is "
      "stopped short of it (the report says so)",
-     SWEEP_NONE},
+     SWEEP_NONE, 0},
     {"full", 5, 100000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20, 4, 0.999, 40000, 50,
-     "each model to the target or a plateau (decay over 40000 steps, cap 100000), 5 seeds",
-     SWEEP_NONE},
-    {"capacity", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
+     NULL, "each model to the target or a plateau (decay over 40000 steps, cap 100000), 5 seeds",
+     SWEEP_NONE, 0},
+    {"capacity", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
      "each model at the sizes its capacity sweep lists (the others once, for reference), "
      "each as full",
-     SWEEP_CAPACITY},
-    {"lrsweep", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
+     SWEEP_OPS, 1},
+    {"lrsweep", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
      "every model at rates 3e-4, 1e-3, 3e-3 and 1e-2, each as full, 3 seeds",
-     SWEEP_LR},
+     SWEEP_LR, 0},
+    {"control", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
+     "the arms of the controlled experiment: with and without attention at equal "
+     "parameters (the models that list a control), each as full",
+     SWEEP_OPS, 0},
+    {"inrange", 3, 100000, 4, 64, 256, "4:64:4", "8,16,32,64", 250, 20, 4, 0.999, 40000, 50,
+     NULL, "every model trained on every length it is tested on (4 to 64), each as full",
+     SWEEP_NONE, 0},
+    {"positions", 3, 100000, 4, 32, 256, "2:96:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
+     NULL, "each scheme of positions (the models that list one) past the trained lengths, "
+     "each as full",
+     SWEEP_OPS, 0},
+    {"distance", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
+     "reverse", "every model on reverse, where the gap between reading a symbol and writing "
+     "it grows with its position at a fixed length (distance.tsv), each as full",
+     SWEEP_NONE, 0},
 };
 #define N_PRESETS (sizeof presets / sizeof presets[0])
 #define DEFAULT_PRESET (&presets[1]) /* quick */
@@ -89,10 +108,11 @@ void cmd_compare_help(void)
     char models[256];
     args_all_models(models, sizeof models);
     printf(
-        "Usage: attnlab compare [--preset smoke|quick|full|capacity|lrsweep] [--task NAME]\n"
-        "                       [--models LIST] [--seeds N] [--train-len MIN:MAX]\n"
-        "                       [--eval-lengths SPEC] [--steps N] [--batch N]\n"
-        "                       [--samples N] [--jobs N] [--out DIR] [--print-jobs]\n"
+        "Usage: attnlab compare\n"
+        "         [--preset smoke|quick|full|capacity|lrsweep|control|inrange|positions|distance]\n"
+        "         [--task NAME] [--models LIST] [--seeds N] [--train-len MIN:MAX]\n"
+        "         [--eval-lengths SPEC] [--steps N] [--batch N] [--samples N] [--jobs N]\n"
+        "         [--out DIR] [--print-jobs]\n"
         "\n"
         "Trains every model x seed as an independent run (the same training sequences for\n"
         "every model of a seed: same seed, steps and batch size; each model with its own\n"
@@ -103,7 +123,7 @@ void cmd_compare_help(void)
         "\n"
         "Presets (flags given after override them):\n");
     for (size_t k = 0; k < N_PRESETS; k++)
-        printf("  %-8s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
+        printf("  %-9s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
                presets[k].seeds, presets[k].steps, presets[k].train_min, presets[k].train_max,
                presets[k].eval_lengths, presets[k].about);
     printf(
@@ -112,13 +132,15 @@ void cmd_compare_help(void)
         "quick 128, the others 256. Each preset validates every --log-every steps and\n"
         "stops a run at a plateau (--patience validations in which the mean of the last\n"
         "--val-window gained less than --min-delta) or once its validation token accuracy\n"
-        "reaches --stop-acc; quick, full, capacity and lrsweep aim at 0.999, decay the\n"
-        "learning rate by a cosine over --decay-steps (quick 4000, the others 40000; the\n"
-        "cap plays no part in it) and also validate log-spaced from --val-first (quick 20,\n"
-        "the others 50). A run that reaches --steps is censored: the report says it did not\n"
-        "reach the target within the cap. capacity trains a model at each setting of its\n"
-        "sweep (runs MODEL-KEYVALUE-sSEED, e.g. MODEL-hidden64-s1), lrsweep every model at\n"
-        "four rates (runs MODEL-lrR-sSEED).\n"
+        "reaches --stop-acc; all but smoke aim at 0.999, decay the learning rate by a\n"
+        "cosine over --decay-steps (quick 4000, the others 40000; the cap plays no part in\n"
+        "it) and also validate log-spaced from --val-first (quick 20, the others 50). A run\n"
+        "that reaches --steps is censored: the report says it did not reach the target\n"
+        "within the cap. capacity, control and positions train a model at each setting its\n"
+        "sweep for the preset lists (runs MODEL-KEYVALUE-sSEED, e.g. MODEL-hidden64-s1;\n"
+        "capacity trains a model that lists none once, the others leave it out unless\n"
+        "--models names it); lrsweep trains every model at four rates (runs\n"
+        "MODEL-lrR-sSEED).\n"
         "\n"
         "  --models LIST   comma-separated, each model once (default: %s)\n"
         "  --seeds N       seeds 1..N\n"
@@ -183,6 +205,8 @@ static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
     c->stop_acc = ps->stop_acc;
     c->decay_steps = ps->decay_steps;
     c->val_first = ps->val_first;
+    if (ps->task)
+        snprintf(c->task, sizeof c->task, "%s", ps->task);
     /* learning-rate decay over the preset's horizon: a run still learning then goes on
      * at small steps (the jitter of the validation shrinks with the rate) until the
      * target or a plateau (the attention models reach the target long before the rate
@@ -191,18 +215,22 @@ static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
 }
 
 /* The setups of p: for each model of the list in turn, the preset's sweep of it (its
- * settings from its ops or from lr_rates, each "KEY=VALUE") or the model once. Returns 0,
- * or -1 when they are more than COMPARE_MAX_SETUPS. */
-static int make_setups(compare_plan *p)
+ * settings from its ops or from lr_rates, each "KEY=VALUE", "" for the defaults) or the
+ * model once; a model the preset does not sweep is left out when the preset says so and
+ * named (the list is the default one). Returns 0, or -1 when they are more than
+ * COMPARE_MAX_SETUPS. */
+static int make_setups(compare_plan *p, int named)
 {
     p->ns = 0;
     for (size_t m = 0; m < p->nm; m++) {
         const model_ops *ops = p->list[m];
-        const char *const *sweep = p->ps->sweep == SWEEP_LR         ? lr_rates
-                                   : p->ps->sweep == SWEEP_CAPACITY ? ops->capacity
-                                                                    : NULL;
+        const char *const *sweep = p->ps->sweep == SWEEP_LR    ? lr_rates
+                                   : p->ps->sweep == SWEEP_OPS ? model_sweep_of(ops, p->ps->name)
+                                                               : NULL;
+        if (p->ps->sweep == SWEEP_OPS && !sweep && !p->ps->others && !named)
+            continue;
         for (size_t k = 0; k == 0 || (sweep && sweep[k]); k++) {
-            const char *setting = sweep ? sweep[k] : NULL;
+            const char *setting = sweep && sweep[k][0] ? sweep[k] : NULL;
             if (p->ns == COMPARE_MAX_SETUPS)
                 return -1;
             struct setup *u = &p->setup[p->ns++];
@@ -283,7 +311,8 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
                 p->ps = &presets[k];
         if (!p->ps)
             return args_usage_error("--preset: unknown preset '%s' (accepted: smoke, quick, "
-                                    "full, capacity, lrsweep)", name);
+                                    "full, capacity, lrsweep, control, inrange, positions, "
+                                    "distance)", name);
     }
     const model_ops *none;
     const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps};
@@ -318,9 +347,14 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     if (args_join_models(p->list, p->nm, p->models, sizeof p->models) != 0)
         return args_usage_error("--models: the names do not fit in %zu characters",
                                 sizeof p->models);
-    if (make_setups(p) != 0)
+    if (make_setups(p, args_get(&a, ARGS_MODELS) != NULL) != 0)
         return args_usage_error("--models: the preset %s makes more than %d setups of %s "
                                 "(accepted: fewer models)", p->ps->name, COMPARE_MAX_SETUPS,
+                                p->models);
+    if (p->ns == 0)
+        return args_usage_error("--preset %s: none of the models %s has setups for it "
+                                "(accepted: --models naming one that does, or any model "
+                                "named, to train it once at its defaults)", p->ps->name,
                                 p->models);
     p->out = args_get(&a, ARGS_OUT) ? args_get(&a, ARGS_OUT) : "results/compare";
     /* every run directory below --out (OUT/runs/LABEL-sSEED) must be a path train takes */

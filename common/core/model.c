@@ -34,6 +34,14 @@ size_t model_rank(const char *name)
     return k;
 }
 
+const char *const *model_sweep_of(const model_ops *ops, const char *preset)
+{
+    for (const model_sweep *w = ops->sweeps; w && w->preset; w++)
+        if (strcmp(w->preset, preset) == 0)
+            return w->settings;
+    return NULL;
+}
+
 const char *model_names(void)
 {
     static char names[256];

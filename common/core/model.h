@@ -83,6 +83,13 @@ typedef struct model_trace_kind {
     const char *about, *about_zh;
 } model_trace_kind;
 
+/* A model's setups in one of compare's sweeping presets: settings in the form of variants
+ * ("" the defaults), each at most one key=value away from the defaults. */
+typedef struct model_sweep {
+    const char *preset;          /* the preset that trains them: "capacity", "control" ... */
+    const char *const *settings; /* NULL-terminated */
+} model_sweep;
+
 typedef struct model_ops {
     const char *name;  /* registry name, as --model takes it */
     const char *about; /* one line for help */
@@ -145,10 +152,11 @@ typedef struct model_ops {
     /* The longest axis of numbered labels (an axis "unit" of trace_sink) the trace sends
      * for configuration c; NULL when it sends none. */
     size_t (*trace_units)(const config *c);
-    /* The setups of a capacity sweep (compare --preset capacity): settings in the form
-     * of variants, each one key=value away from the defaults, NULL-terminated; NULL when
-     * the model is trained once, at its defaults, for reference. */
-    const char *const *capacity;
+    /* The model's setups in compare's sweeping presets (capacity: its sizes; control:
+     * the arms of the experiment at equal parameters; positions: the position schemes),
+     * ended by one whose preset is NULL; NULL when it sweeps nothing (compare then trains
+     * it once at its defaults, or leaves it out: docs/compare.md). */
+    const model_sweep *sweeps;
     /* Settings (key=value words) of a small model of this kind, a few thousand parameters
      * that learn copy at lengths up to 8 in seconds: the page's "small" preset; NULL: the
      * model offers none (its defaults are used). */
@@ -167,6 +175,10 @@ extern const model_ops *const model_registry[];
 
 /* The table called name, or NULL. */
 const model_ops *model_lookup(const char *name);
+
+/* The settings model ops trains under compare's preset called preset (model_sweep), or
+ * NULL when it lists none for it. */
+const char *const *model_sweep_of(const model_ops *ops, const char *preset);
 
 /* Comma-separated names of every registered model (for messages). */
 const char *model_names(void);

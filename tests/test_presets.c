@@ -1,0 +1,186 @@
+/* test_presets.c — the experiments compare's presets set up: the arms of the controlled
+ * experiment at equal parameters, the setups each sweeping preset trains and leaves out,
+ * and a preset's own task.
+ *
+ * Design. The setups come from the models' tables (model_sweep: common/ names no model),
+ * so what a preset trains is only visible in the commands compare makes: these tests read
+ * them from --print-jobs, which starts nothing. The control's parameter counts come from
+ * each model's n_params, the number build.tsv records for a run.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/core/config.h"
+#include "../common/core/model.h"
+#include "cli_helpers.h"
+#include "testutil.h"
+
+/* The parameters of model ops under setting ("" or one key=value), at symbols 10. */
+static size_t params_of(const model_ops *ops, const char *setting)
+{
+    config c;
+    char err[256], buf[256];
+    config_defaults(&c);
+    c.symbols = 10;
+    ops->defaults(&c);
+    snprintf(buf, sizeof buf, "%s", setting);
+    char *eq = strchr(buf, '=');
+    if (eq) {
+        *eq = '\0';
+        const config_field *f = config_find(buf);
+        ck_assert_msg(f != NULL, "%s: '%s' is no setting", ops->name, setting);
+        ck_assert_msg(config_set(&c, f, eq + 1, err, sizeof err) == 0, "%s: %s", ops->name, err);
+    } else {
+        ck_assert_msg(buf[0] == '\0', "%s: setting '%s' is not key=value", ops->name, setting);
+    }
+    ck_assert_msg(ops->check(&c, err, sizeof err) == 0, "%s %s: %s", ops->name, setting, err);
+    return ops->n_params(&c);
+}
+
+/* The control's changed arms (every setting but the defaults, of every model that lists
+ * a control) have parameters within 5% of each other, and there are at least two of
+ * them, one with attention and one without. */
+START_TEST(control_arms_have_equal_parameters)
+{
+    size_t lo = (size_t)-1, hi = 0, arms = 0;
+    int with = 0, without = 0;
+    for (size_t k = 0; model_registry[k]; k++) {
+        const model_ops *ops = model_registry[k];
+        const char *const *set = model_sweep_of(ops, "control");
+        for (size_t i = 0; set && set[i]; i++) {
+            const size_t n = params_of(ops, set[i]);
+            if (!set[i][0])
+                continue; /* the arm as it is: its size is the model's own */
+            lo = n < lo ? n : lo;
+            hi = n > hi ? n : hi;
+            arms++;
+            with |= ops->attends;
+            without |= !ops->attends;
+        }
+    }
+    ck_assert_msg(arms >= 2 && with && without,
+                  "the control needs a changed arm with attention and one without (%zu arms)",
+                  arms);
+    ck_assert_msg((double)hi <= 1.05 * (double)lo,
+                  "the control's arms differ by more than 5%% in parameters: %zu to %zu", lo,
+                  hi);
+}
+END_TEST
+
+/* Every setting a model lists for a preset is one the model accepts. */
+START_TEST(every_sweep_setting_is_valid)
+{
+    static const char *const presets[] = {"capacity", "control", "positions", NULL};
+    size_t seen = 0;
+    for (size_t k = 0; model_registry[k]; k++)
+        for (size_t p = 0; presets[p]; p++) {
+            const char *const *set = model_sweep_of(model_registry[k], presets[p]);
+            for (size_t i = 0; set && set[i]; i++, seen++)
+                (void)params_of(model_registry[k], set[i]);
+        }
+    ck_assert_msg(seen > 0, "no model lists a setup for any sweeping preset");
+    ck_assert_ptr_null(model_sweep_of(model_registry[0], "no such preset"));
+}
+END_TEST
+
+/* The models of the job lines of a --print-jobs output, "lstm lstm-hidden166 ..." (each
+ * run's label: the last part of its --out before -sSEED). */
+static void job_labels(const char *out, char *labels, size_t n)
+{
+    labels[0] = '\0';
+    for (const char *at = out; (at = strstr(at, "/runs/")) != NULL; at += 6) {
+        const char *end = strstr(at, "-s1 ");
+        ck_assert_ptr_nonnull(end);
+        const size_t len = strlen(labels);
+        snprintf(labels + len, n - len, "%s%.*s", len ? " " : "", (int)(end - at - 6), at + 6);
+    }
+}
+
+START_TEST(sweeping_presets_train_what_the_models_list)
+{
+    char dir[64], labels[512];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-presets-%ld", (long)getpid());
+    run_out r;
+
+    /* control: the arms the models list, a model that lists none left out */
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "control", "--seeds", "1",
+                                            "--out", dir, "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "control: %s", r.err);
+    job_labels(r.out, labels, sizeof labels);
+    ck_assert_str_eq(labels, "lstm lstm-hidden166 rnn_attention rnn_attention-celllstm");
+    ck_assert_ptr_nonnull(strstr(r.out, "--model=lstm --hidden=166 "));
+
+    /* positions: the transformer's schemes beside the model without positions */
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "positions", "--seeds", "1",
+                                            "--out", dir, "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "positions: %s", r.err);
+    job_labels(r.out, labels, sizeof labels);
+    ck_assert_str_eq(labels, "rnn_attention transformer-possinusoidal transformer-poslearned "
+                             "transformer-posnone");
+    ck_assert_ptr_nonnull(strstr(r.out, "--eval-lengths=2:96:2"));
+
+    /* a model named in --models is trained once at its defaults, even unswept */
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "positions", "--seeds", "1",
+                                            "--models", "lstm", "--out", dir, "--print-jobs",
+                                            NULL});
+    ck_assert_msg(r.status == 0, "positions --models lstm: %s", r.err);
+    job_labels(r.out, labels, sizeof labels);
+    ck_assert_str_eq(labels, "lstm");
+
+    /* capacity trains the unswept ones once, for reference */
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "capacity", "--seeds", "1",
+                                            "--models", "transformer", "--out", dir,
+                                            "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "capacity: %s", r.err);
+    job_labels(r.out, labels, sizeof labels);
+    ck_assert_str_eq(labels, "transformer");
+}
+END_TEST
+
+START_TEST(a_preset_sets_its_task_and_a_flag_overrides_it)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-presets-%ld", (long)getpid());
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "distance", "--seeds", "1",
+                                            "--out", dir, "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "distance: %s", r.err);
+    ck_assert_uint_eq(cli_count_lines(r.out), 3);
+    ck_assert_ptr_null(strstr(r.out, "--task=copy"));
+    ck_assert_ptr_nonnull(strstr(r.out, "--task=reverse"));
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "distance", "--seeds", "1",
+                                            "--task", "copy", "--out", dir, "--print-jobs",
+                                            NULL});
+    ck_assert_msg(r.status == 0, "distance --task copy: %s", r.err);
+    ck_assert_ptr_null(strstr(r.out, "--task=reverse"));
+
+    /* inrange tests every length it trains on, and no other */
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "inrange", "--seeds", "1",
+                                            "--out", dir, "--print-jobs", NULL});
+    ck_assert_msg(r.status == 0, "inrange: %s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "--train-len=4:64 "));
+    ck_assert_ptr_nonnull(strstr(r.out, "--eval-lengths=4:64:4 "));
+
+    /* an unknown preset names the accepted ones */
+    cli_run(&r, NULL, (const char *const[]){"compare", "--preset", "nope", "--out", dir,
+                                            "--print-jobs", NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "unknown preset 'nope' (accepted: "));
+    ck_assert_ptr_nonnull(strstr(r.err, "positions"));
+}
+END_TEST
+
+Suite *make_presets_suite(void)
+{
+    Suite *s = suite_create("presets");
+    TCase *tc = tcase_create("presets");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, control_arms_have_equal_parameters);
+    tcase_add_test(tc, every_sweep_setting_is_valid);
+    tcase_add_test(tc, sweeping_presets_train_what_the_models_list);
+    tcase_add_test(tc, a_preset_sets_its_task_and_a_flag_overrides_it);
+    suite_add_tcase(s, tc);
+    return s;
+}
