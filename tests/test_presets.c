@@ -5,16 +5,21 @@
  * Design. The setups come from the models' tables (model_sweep: common/ names no model),
  * so what a preset trains is only visible in the commands compare makes: these tests read
  * them from --print-jobs, which starts nothing. The control's parameter counts come from
- * each model's n_params, the number build.tsv records for a run.
+ * each model's n_params, the number build.tsv records for a run. The distance preset's
+ * table (distance.tsv) is checked against the gaps the tasks define, on reports of the
+ * fixture run (reportutil.h) as copy and as reverse.
  */
 #include <check.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../common/core/config.h"
 #include "../common/core/model.h"
+#include "../common/core/task.h"
 #include "cli_helpers.h"
+#include "reportutil.h"
 #include "testutil.h"
 
 /* The parameters of model ops under setting ("" or one key=value), at symbols 10. */
@@ -172,6 +177,63 @@ START_TEST(a_preset_sets_its_task_and_a_flag_overrides_it)
 }
 END_TEST
 
+/* The gap of each output: the length at every position of copy, 2t + 1 in reverse, none
+ * past the target. */
+START_TEST(task_gaps_are_those_of_the_tasks)
+{
+    for (size_t L = 1; L <= 40; L++)
+        for (size_t t = 0; t < L; t++) {
+            ck_assert_uint_eq(task_gap(&task_copy, L, t), L);
+            ck_assert_uint_eq(task_gap(&task_reverse, L, t), 2 * t + 1);
+        }
+    ck_assert_uint_eq(task_gap(&task_copy, 5, 5), 0);
+    ck_assert_uint_eq(task_gap(&task_reverse, 5, 7), 0);
+}
+END_TEST
+
+/* Checks every row of dir/distance.tsv: its gap is what the task says of its length and
+ * position, and there is at least one row. */
+static void check_distance(const char *dir, int reverse)
+{
+    char path[RU_PATH];
+    ru_fmt(path, sizeof path, "%s/distance.tsv", dir);
+    char *text = ru_slurp(path, NULL);
+    ck_assert_msg(text != NULL, "no %s", path);
+    static const char head[] = "model\tlen\tposition\tgap\tseeds\tacc_mean\tacc_min\tacc_max\n";
+    ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "distance.tsv's header: %.60s", text);
+    size_t rows = 0;
+    for (const char *line = strchr(text, '\n') + 1; *line; line = strchr(line, '\n') + 1) {
+        unsigned L, pos, gap;
+        ck_assert_msg(sscanf(line, "%*s %u %u %u", &L, &pos, &gap) == 3, "row: %.60s", line);
+        ck_assert_msg(gap == (reverse ? 2 * pos - 1 : L), "len %u position %u: gap %u", L, pos,
+                      gap);
+        rows++;
+    }
+    ck_assert_msg(rows > 0, "distance.tsv has no row");
+    free(text);
+}
+
+START_TEST(distance_table_has_each_tasks_gaps)
+{
+    char base[RU_PATH], out[RU_PATH];
+    ru_fresh_dir(base, sizeof base);
+    static const ru_edit rev = {"config.tsv", RU_SET, "task", 0, "reverse"};
+    for (int reverse = 0; reverse <= 1; reverse++) {
+        const char *name = reverse ? "lstm-reverse-s1" : "lstm-s1";
+        ru_make_run1(base, name, reverse ? &rev : NULL);
+        char run[RU_PATH];
+        ru_fmt(run, sizeof run, "%s/runs/%s", base, name);
+        ru_fmt(out, sizeof out, "%s/report-%d", base, reverse);
+        ru_result r;
+        ru_run(&r, (const char *const[]){"report", "--out", out, run, NULL}, RU_NO_PLOTS, 0);
+        ck_assert_msg(r.status == 0, "report: %s", r.err);
+        ru_result_free(&r);
+        check_distance(out, reverse);
+    }
+    ru_remove_tree(base);
+}
+END_TEST
+
 Suite *make_presets_suite(void)
 {
     Suite *s = suite_create("presets");
@@ -181,6 +243,8 @@ Suite *make_presets_suite(void)
     tcase_add_test(tc, every_sweep_setting_is_valid);
     tcase_add_test(tc, sweeping_presets_train_what_the_models_list);
     tcase_add_test(tc, a_preset_sets_its_task_and_a_flag_overrides_it);
+    tcase_add_test(tc, task_gaps_are_those_of_the_tasks);
+    tcase_add_test(tc, distance_table_has_each_tasks_gaps);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -61,10 +61,11 @@ typedef struct report_facts {
     int have_cost; /* some run measured its cost (train --cost-lengths wrote cost.tsv) */
     int have_val;  /* some run logged validations (train_log.tsv's val_ columns) */
     int have_sweep; /* some model has several setups (capacity.tsv: setups > 1) */
+    int have_distance; /* some model's task has a gap per position (distance.tsv) */
 } report_facts;
 
 /* The figures one report drew, in the order the page shows them. */
-#define REPORT_MAX_FIGURES 32 /* 4 outputs for each of 8 scripts (report_draw.c checks it) */
+#define REPORT_MAX_FIGURES 36 /* 4 outputs for each of 9 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
     size_t n;
     struct {
@@ -127,8 +128,8 @@ int report_write_trace_vars(const char *dir, char *err, size_t n);
 
 /* Draws every figure into out/figures/ by running gnuplot on each script of
  * report_plots_dir() (the cost figure only when fx->have_cost, budget only when
- * fx->have_val, capacity only when fx->have_sweep). Each figure is written to
- * a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
+ * fx->have_val, capacity only when fx->have_sweep, distance only when
+ * fx->have_distance). Each figure is written to a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
  * both files are complete (a PNG that ends with its IEND chunk, an SVG that ends with
  * </svg>); otherwise the figure already there stays as it was. Fills drawn with the
  * figures moved into place and prints them on f. When gnuplot or the scripts are

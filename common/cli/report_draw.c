@@ -106,6 +106,14 @@ static const struct figure {
      "model fails, position by position along the output. The same caution as above: "
      "for a model whose runs did not reach the target, where it fails is where a run "
      "still learning fails."},
+    {"distance", {"distance"},
+     "Accuracy at each output position against its gap: the steps between reading the "
+     "source symbol that position repeats and writing it (lengths inside the training "
+     "range, colour: the length; mean over seeds). In copy every position of a length "
+     "has the same gap, the length, so distance and the amount stored grow together; in "
+     "reverse the gap runs from 1 to 2L-1 within one length, while the amount stored "
+     "stays L. A model limited by distance falls along the gap alike at every length; one "
+     "limited by what it must store falls with the length at an equal gap."},
     {"curves", {"curves"},
      "Training loss and teacher-forced token accuracy against step and against seconds "
      "(solid), with the loss and greedy token accuracy on the held-out validation set "
@@ -157,6 +165,12 @@ static const struct {
     {"positions",
      "几个长度下每个输出位置的准确率：每个模型沿着输出在哪个位置出错。同样要注意：对于"
      "没有达到目标的模型，它出错的位置是一个仍在学习的运行出错的位置。"},
+    {"distance",
+     "每个输出位置的准确率对它的间隔作图：从读入这个位置要重复的源符号到写出它之间的步数"
+     "（只画训练范围内的长度，颜色表示长度；各种子的平均值）。在复制任务中，同一长度的每个"
+     "位置间隔都相同，等于长度，所以距离和要存储的量一起增长；在反转任务中，同一长度内间隔"
+     "从 1 到 2L-1，而要存储的量始终是 L。受距离限制的模型在每个长度上都沿着间隔同样地"
+     "下降；受存储量限制的模型在相同间隔上随长度下降。"},
     {"curves",
      "训练损失和教师强制下的逐词准确率随训练步数和秒数的变化（实线），以及留出验证集上的"
      "损失和贪心解码的逐词准确率（虚线）：每个模型按步数和按计算时间学得多快。训练损失下降"
@@ -517,6 +531,8 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
         }
         if (strcmp(fig->script, "capacity") == 0 && !fx->have_sweep)
             continue; /* no model at several sizes: nothing to compare (said in the help) */
+        if (strcmp(fig->script, "distance") == 0 && !fx->have_distance)
+            continue; /* a file task: no position says which source symbol it repeats */
         char script[PATH_MAX + 32];
         snprintf(script, sizeof script, "%s/%s.gp", plots, fig->script);
         run_gnuplot(script, out, figs, &g);

@@ -153,6 +153,36 @@ static int write_positions(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
+/* distance.tsv: positions.tsv's accuracies with each position's gap (task_gap: the
+ * steps between reading the source symbol it repeats and writing it), for the groups
+ * whose task says which source symbol each output repeats. In copy the gap is the
+ * length at every position; in reverse it runs from 1 to 2L − 1 within one length, so
+ * the two set apart the distance from the amount the model must store. */
+static int write_distance(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tlen\tposition\tgap\tseeds\tacc_mean\tacc_min\tacc_max\n");
+    for (size_t m = 0; m < c->ng; m++) {
+        const model_group *g = &c->g[m];
+        const task *t = task_lookup(g->runs[0]->cfg.task); /* NULL: a file task */
+        for (size_t k = 0; t && t->source_of && k < c->nlens; k++) {
+            const size_t L = c->lens[k];
+            for (size_t pos = 1; pos <= task_target_len(t, L); pos++) {
+                stat_acc a = {0};
+                for (size_t i = 0; i < g->n; i++) {
+                    const rundir_pos *r = rundir_pos_at(g->runs[i], L, pos);
+                    if (r)
+                        stat_add(&a, r->acc);
+                }
+                if (a.n)
+                    fprintf(f, "%s\t%zu\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
+                            task_gap(t, L, pos - 1), a.n, stat_mean(&a), a.min, a.max);
+            }
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
 /* cost.tsv: per model and measured length, the medians over seeds (timings are noisy;
  * one slow run does not move a median). */
 static int write_cost(FILE *f, const void *p)
@@ -350,11 +380,14 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         for (size_t i = 0; i < c->g[m].n; i++)
             fx.have_val |= c->g[m].runs[i]->has_val;
         fx.have_sweep |= summary_setups(c, m) > 1;
+        const task *t = task_lookup(c->g[m].runs[0]->cfg.task);
+        fx.have_distance |= t && t->source_of;
     }
     int rc = -1;
     if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, &fx, err, errn) != 0 ||
         afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
+        afile_write(out, "distance.tsv", write_distance, c, err, errn) ||
         afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||
         afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
         afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||

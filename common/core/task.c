@@ -126,6 +126,13 @@ size_t task_target_len(const task *t, size_t Ts)
     return t->data ? dataset_target_len(t->data, Ts) : t->target_len(Ts);
 }
 
+size_t task_gap(const task *t, size_t Ts, size_t pos)
+{
+    if (t->data || !t->source_of || pos >= t->target_len(Ts))
+        return 0;
+    return Ts - t->source_of(Ts, pos) + pos;
+}
+
 size_t task_max_target_len(const task *t, size_t lo, size_t hi)
 {
     size_t top = 0;

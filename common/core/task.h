@@ -38,6 +38,9 @@ typedef struct task {
     size_t (*target_len)(size_t Ts);
     /* Writes the target of src (Ts symbols in 0..nsym-1) into tgt (target_len(Ts)). */
     void (*target)(int *tgt, const int *src, size_t Ts, size_t nsym);
+    /* The source position (0-based) whose symbol output t (0-based) of a source of Ts
+     * symbols repeats; NULL for a task whose outputs are not each one source symbol. */
+    size_t (*source_of)(size_t Ts, size_t t);
     /* A file task's examples and vocabulary; NULL for a generated task. */
     const dataset *data;
 } task;
@@ -82,6 +85,13 @@ void task_close(const task *t);
  * for a file task the longest target of that source length in the file (of the nearest
  * length the file holds when it has none). */
 size_t task_target_len(const task *t, size_t Ts);
+
+/* The gap of output t (0-based) of a source of Ts symbols: how many steps of an
+ * encoder-decoder lie between reading the source symbol it repeats, at encoder step i,
+ * and writing it, at decoder step t: (Ts − i) + t, the rest of the source and the outputs
+ * before it. Copy's gap is Ts at every position; reverse's is 2t + 1. Returns 0 for a
+ * task without source_of (a file task) or t past the target. */
+size_t task_gap(const task *t, size_t Ts, size_t pos);
 
 /* The longest task_target_len of the source lengths lo..hi. */
 size_t task_max_target_len(const task *t, size_t lo, size_t hi);

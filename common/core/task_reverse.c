@@ -13,9 +13,15 @@ static void reverse_target(int *tgt, const int *src, size_t Ts, size_t nsym)
         tgt[t] = src[Ts - 1 - t];
 }
 
+static size_t reverse_source(size_t Ts, size_t t)
+{
+    return Ts - 1 - t;
+}
+
 const task task_reverse = {
     .name = "reverse",
     .about = "repeat the source sequence backwards",
     .target_len = reverse_len,
+    .source_of = reverse_source,
     .target = reverse_target,
 };
