@@ -320,9 +320,14 @@ static const char *const lstm_capacity[] = {"hidden=32", "hidden=64", "hidden=12
  * model's lead is not a lead in parameters. */
 static const char *const lstm_control[] = {"", "hidden=166", NULL};
 
+/* Bahdanau et al.'s RNNencdec (compare --preset bahdanau): the decoder reads the
+ * encoder's summary at every step, as Cho et al. 2014's decoder does. */
+static const char *const lstm_bahdanau[] = {"feed_context=1", NULL};
+
 static const model_sweep lstm_sweeps[] = {
     {"capacity", lstm_capacity},
     {"control", lstm_control},
+    {"bahdanau", lstm_bahdanau},
     {NULL, NULL},
 };
 

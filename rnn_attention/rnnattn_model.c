@@ -446,8 +446,13 @@ static void rnnattn_gradcheck_sizes(config *c)
 static const char *const rnnattn_control[] = {"", "cell=lstm", NULL};
 static const char *const rnnattn_positions[] = {"", NULL};
 
+/* Bahdanau et al.'s RNNsearch (compare --preset bahdanau): its encoder reads the source
+ * both ways, each annotation the two directions' states side by side. */
+static const char *const rnnattn_bahdanau[] = {"bidirectional=1", NULL};
+
 static const model_sweep rnnattn_sweeps[] = {
     {"control", rnnattn_control},
+    {"bahdanau", rnnattn_bahdanau},
     {"positions", rnnattn_positions},
     {NULL, NULL},
 };

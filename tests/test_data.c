@@ -523,9 +523,9 @@ START_TEST(a_stopped_run_resumes_only_on_its_own_file)
                                             "--quiet", NULL});
     ck_assert_msg(r.status == 0, "%s", r.err);
     /* stopped after its last checkpoint: the files of a finished run removed */
-    static const char *const end[] = {"eval.tsv", "eval_positions.tsv", "model.ckpt",
-                                      "build.tsv"};
-    for (size_t k = 0; k < 4; k++) {
+    static const char *const end[] = {"eval.tsv", "eval_positions.tsv", "eval_bleu.tsv",
+                                      "model.ckpt", "build.tsv"};
+    for (size_t k = 0; k < 5; k++) {
         snprintf(file, sizeof file, "%s/%s", dir, end[k]);
         ck_assert_int_eq(unlink(file), 0);
     }

@@ -17,6 +17,7 @@
 
 #include "../common/core/config.h"
 #include "../common/core/model.h"
+#include "../common/core/bleu.h"
 #include "../common/core/task.h"
 #include "cli_helpers.h"
 #include "reportutil.h"
@@ -77,13 +78,23 @@ END_TEST
 /* Every setting a model lists for a preset is one the model accepts. */
 START_TEST(every_sweep_setting_is_valid)
 {
-    static const char *const presets[] = {"capacity", "control", "positions", NULL};
+    static const char *const presets[] = {"capacity", "control", "positions", "bahdanau",
+                                          NULL};
     size_t seen = 0;
     for (size_t k = 0; model_registry[k]; k++)
         for (size_t p = 0; presets[p]; p++) {
             const char *const *set = model_sweep_of(model_registry[k], presets[p]);
-            for (size_t i = 0; set && set[i]; i++, seen++)
+            for (size_t i = 0; set && set[i]; i++, seen++) {
                 (void)params_of(model_registry[k], set[i]);
+                /* a switch is passed as --KEY, so only its "on" can be listed */
+                const char *eq = strchr(set[i], '=');
+                char key[64];
+                snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - set[i]) : 0, set[i]);
+                const config_field *f = eq ? config_find(key) : NULL;
+                ck_assert_msg(!f || f->type != CFG_BOOL || strcmp(eq + 1, "1") == 0,
+                              "%s: the switch %s can only be listed as =1",
+                              model_registry[k]->name, set[i]);
+            }
         }
     ck_assert_msg(seen > 0, "no model lists a setup for any sweeping preset");
     ck_assert_ptr_null(model_sweep_of(model_registry[0], "no such preset"));
@@ -234,6 +245,52 @@ START_TEST(distance_table_has_each_tasks_gaps)
 }
 END_TEST
 
+/* bleu.tsv pools each run's counts over a bin of lengths (a corpus BLEU, not a mean of
+ * per-length scores), and a run whose eval_bleu.tsv is impossible is refused by name. */
+START_TEST(bleu_table_pools_the_counts_of_a_bin)
+{
+    char base[RU_PATH], run[RU_PATH], bad[RU_PATH], path[RU_PATH], out[RU_PATH];
+    ru_fresh_dir(base, sizeof base);
+    ru_make_run1(base, "lstm-s1", NULL);
+    ru_make_run1(base, "lstm-s2", NULL);
+    ru_fmt(run, sizeof run, "%s/runs/lstm-s1", base);
+    ru_fmt(bad, sizeof bad, "%s/runs/lstm-s2", base);
+    /* lengths 2 and 4 of the fixture's eval.tsv: one perfect sentence, one poor one */
+    static const char head[] = "model\tlen\tsamples\thyp_len\tref_len\tmatch1\ttotal1\t"
+                               "match2\ttotal2\tmatch3\ttotal3\tmatch4\ttotal4\tbleu\n";
+    static const char rows[] = "lstm\t2\t1\t10\t10\t10\t10\t9\t9\t8\t8\t7\t7\t1\n"
+                               "lstm\t4\t1\t10\t12\t6\t10\t3\t9\t2\t8\t1\t7\t0.1\n";
+    char text[1024];
+    ru_fmt(text, sizeof text, "%s%s", head, rows);
+    ru_fmt(path, sizeof path, "%s/eval_bleu.tsv", run);
+    ru_spit(path, text, strlen(text));
+    ru_fmt(text, sizeof text, "%slstm\t2\t1\t10\t10\t10\t10\t9\t9\t8\t8\t8\t7\t1\n", head);
+    ru_fmt(path, sizeof path, "%s/eval_bleu.tsv", bad);
+    ru_spit(path, text, strlen(text));
+
+    ru_fmt(out, sizeof out, "%s/report", base);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", "--out", out, run, bad, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "report: %s", r.err);
+    ck_assert_msg(strstr(r.err, "eval_bleu.tsv line 2: a match count above its total") != NULL,
+                  "the impossible counts are not named: %s", r.err);
+    ru_result_free(&r);
+
+    /* the pooled counts of lengths 2 and 4 */
+    const bleu_stats pooled = {{16, 12, 10, 8}, {20, 18, 16, 14}, 20, 22};
+    ru_fmt(path, sizeof path, "%s/bleu.tsv", out);
+    char *t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    char want[128];
+    ru_fmt(want, sizeof want, "\nlstm\t2\t6\t1\t2\t%.6f\t", bleu_score(&pooled));
+    ck_assert_msg(strstr(t, want) != NULL, "no row %s in:\n%s", want + 1, t);
+    ru_fmt(want, sizeof want, "\nlstm\tall\tall\t1\t2\t%.6f\t", bleu_score(&pooled));
+    ck_assert_msg(strstr(t, want) != NULL, "no row %s in:\n%s", want + 1, t);
+    free(t);
+    ru_remove_tree(base);
+}
+END_TEST
+
 Suite *make_presets_suite(void)
 {
     Suite *s = suite_create("presets");
@@ -245,6 +302,7 @@ Suite *make_presets_suite(void)
     tcase_add_test(tc, a_preset_sets_its_task_and_a_flag_overrides_it);
     tcase_add_test(tc, task_gaps_are_those_of_the_tasks);
     tcase_add_test(tc, distance_table_has_each_tasks_gaps);
+    tcase_add_test(tc, bleu_table_pools_the_counts_of_a_bin);
     suite_add_tcase(s, tc);
     return s;
 }

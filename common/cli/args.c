@@ -470,10 +470,10 @@ int args_join_models(const model_ops *const *list, size_t n, char *buf, size_t n
 
 /* A file task (task.h): reads the file now, so that a bad line is a usage error before
  * anything runs, and sets what the file decides: symbols (its vocabulary), data_crc
- * (its CRC-32), and the training range when --train-len was not given (the source
- * lengths of its training set). A --symbols or --data-crc that disagrees with the file,
+ * (its CRC-32), and the training range when neither --train-len nor the command
+ * (own_range: a preset's) gave one (the source lengths of its training set). A --symbols or --data-crc that disagrees with the file,
  * or a --train-len that holds no training or no validation example, is refused. */
-static int file_task_config(const args_line *a, config *c)
+static int file_task_config(const args_line *a, config *c, int own_range)
 {
     char err[ARGS_ERR_MAX];
     const task *t = task_open_new(c, err, sizeof err); /* read as it is; compared below */
@@ -495,7 +495,7 @@ static int file_task_config(const args_line *a, config *c)
     }
     c->symbols = d->V;
     c->data_crc = d->crc;
-    if (!args_get(a, ARGS_TRAIN_LEN)) {
+    if (!args_get(a, ARGS_TRAIN_LEN) && !own_range) {
         const dataset_range tr = d->set[DATASET_TRAIN];
         c->train_min = d->ex[tr.first].Ts;
         c->train_max = d->ex[tr.first + tr.count - 1].Ts;
@@ -545,7 +545,7 @@ int args_config(const args_line *a, const args_plan *p, config *c, const model_o
         if (args_train_len(tl, c->max_len, &c->train_min, &c->train_max))
             return ARGS_EXIT_USAGE;
     int rc;
-    if (task_is_file(c->task) && (rc = file_task_config(a, c)) != 0)
+    if (task_is_file(c->task) && (rc = file_task_config(a, c, p->own_train_range)) != 0)
         return rc;
     if ((!p->no_train_range && config_check(c, err, sizeof err) != 0) ||
         (*ops && (*ops)->check(c, err, sizeof err) != 0))

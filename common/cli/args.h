@@ -176,6 +176,8 @@ typedef struct args_plan {
     const void *ctx;
     int no_train_range;   /* 1: the command trains nothing (bench): the training range
                            * is not checked against --max-len */
+    int own_train_range;  /* 1: overrides set the training range, which a file task then
+                           * keeps as if --train-len had given it (a preset's range) */
 } args_plan;
 
 /* Builds the configuration c of a command from what it parsed: config_defaults; the

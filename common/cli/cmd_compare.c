@@ -93,6 +93,12 @@ static const preset presets[] = {
      NULL, "each scheme of positions (the models that list one) past the trained lengths, "
      "each as full",
      SWEEP_OPS, 0},
+    {"bahdanau", 3, 100000, 5, 30, 256, NULL, "8,16,32", 250, 20, 4, 0.999, 40000, 50,
+     NULL, "a task read from a file (--task file:PATH; make translate-data writes the toy "
+     "translation), trained on 5-30 words and tested on the file's test set: the LSTM "
+     "fed the context at every step beside rnn_attention with a bidirectional encoder "
+     "(RNNencdec and RNNsearch of Bahdanau et al. 2015); run again with --train-len 5:50",
+     SWEEP_OPS, 0},
     {"distance", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
      "reverse", "every model on reverse, where the gap between reading a symbol and writing "
      "it grows with its position at a fixed length (distance.tsv), each as full",
@@ -109,7 +115,7 @@ void cmd_compare_help(void)
     args_all_models(models, sizeof models);
     printf(
         "Usage: attnlab compare\n"
-        "         [--preset smoke|quick|full|capacity|lrsweep|control|inrange|positions|distance]\n"
+        "         [--preset smoke|quick|full|capacity|lrsweep|control|inrange|positions|distance|bahdanau]\n"
         "         [--task NAME] [--models LIST] [--seeds N] [--train-len MIN:MAX]\n"
         "         [--eval-lengths SPEC] [--steps N] [--batch N] [--samples N] [--jobs N]\n"
         "         [--out DIR] [--print-jobs]\n"
@@ -125,7 +131,8 @@ void cmd_compare_help(void)
     for (size_t k = 0; k < N_PRESETS; k++)
         printf("  %-9s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
                presets[k].seeds, presets[k].steps, presets[k].train_min, presets[k].train_max,
-               presets[k].eval_lengths, presets[k].about);
+               presets[k].eval_lengths ? presets[k].eval_lengths : "the test set",
+               presets[k].about);
     printf(
         "\n"
         "The default preset is quick. Sequences per evaluation length (--samples): smoke 32,\n"
@@ -240,7 +247,19 @@ static int make_setups(compare_plan *p, int named)
             if (setting) {
                 /* MODEL-KEYVALUE: MODEL-hidden256 for "hidden=256" */
                 const size_t klen = strcspn(setting, "=");
-                snprintf(u->flag, sizeof u->flag, "--%s", setting);
+                /* as train takes it: hidden=166 is --hidden=166, feed_context=1 (a
+                 * switch) is --feed-context */
+                const config_field *fld = NULL;
+                for (size_t f = 0; config_fields[f].name; f++)
+                    if (strlen(config_fields[f].name) == klen &&
+                        strncmp(config_fields[f].name, setting, klen) == 0)
+                        fld = &config_fields[f];
+                const int sw = fld && fld->type == CFG_BOOL; /* a switch: only "=1" is listed */
+                snprintf(u->flag, sizeof u->flag, "--%.*s%s%s", (int)klen, setting,
+                         sw || !setting[klen] ? "" : "=", sw || !setting[klen] ? "" :
+                         setting + klen + 1);
+                for (char *q = u->flag + 2; *q && *q != '='; q++)
+                    *q = *q == '_' ? '-' : *q;
                 snprintf(u->label, sizeof u->label, "%s-%.*s%s", ops->name, (int)klen,
                          setting, setting[klen] ? setting + klen + 1 : "");
             }
@@ -312,10 +331,13 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
         if (!p->ps)
             return args_usage_error("--preset: unknown preset '%s' (accepted: smoke, quick, "
                                     "full, capacity, lrsweep, control, inrange, positions, "
-                                    "distance)", name);
+                                    "distance, bahdanau)", name);
     }
     const model_ops *none;
-    const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps};
+    /* a preset that names no evaluation lengths is made for a file task, and its
+     * training range is its own, not the file's */
+    const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps,
+                            .own_train_range = p->ps->eval_lengths == NULL};
     if ((rc = args_config(&a, &plan, &p->c, &none)))
         return rc;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -331,6 +353,10 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
     /* a file task is evaluated on its test set, at its own lengths unless some are given
      * (each run checks them against the file) */
     const int file = task_is_file(p->c.task);
+    if (!p->ps->eval_lengths && !file)
+        return args_usage_error("--preset %s: its runs are tested on the test set of a task "
+                                "read from a file (accepted: --task file:PATH; make "
+                                "translate-data writes build/data/translate.tsv)", p->ps->name);
     if (file && !args_get(&a, ARGS_EVAL_LENGTHS))
         p->eval_spec = COMPARE_TEST_SET;
     static size_t lens[ARGS_MAX_LENGTHS]; /* checked here (every value), passed on as text */

@@ -83,6 +83,12 @@ static int write_positions(FILE *f, const void *ctx)
     return eval_write_positions_tsv(f, e->model, e->r, e->n);
 }
 
+static int write_bleu(FILE *f, const void *ctx)
+{
+    const eval_out *e = ctx;
+    return eval_write_bleu_tsv(f, e->model, e->r, e->n);
+}
+
 int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
                  unsigned long seed, const char *dir, int print)
 {
@@ -102,12 +108,17 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
         free(r);
         return got == EVAL_STOPPED ? cmd_stopped_status() : args_run_error("%s", err);
     }
+    const int file = t->data != NULL;
     task_close(t);
     if (print)
         eval_print(stdout, m->ops->name, r, nl);
     int rc = 0;
     eval_out eo = {m->ops->name, r, nl};
-    if (dir && (cmd_write_file(dir, "eval.tsv", write_eval, &eo) != 0 ||
+    /* a file task's BLEU counts first: eval.tsv marks a finished run, so a run that has
+     * it has them too */
+    if (dir && file && cmd_write_file(dir, "eval_bleu.tsv", write_bleu, &eo) != 0)
+        rc = ARGS_EXIT_RUNTIME;
+    if (dir && !rc && (cmd_write_file(dir, "eval.tsv", write_eval, &eo) != 0 ||
                 cmd_write_file(dir, "eval_positions.tsv", write_positions, &eo) != 0))
         rc = ARGS_EXIT_RUNTIME;
     eval_free(r, nl);

@@ -62,10 +62,11 @@ typedef struct report_facts {
     int have_val;  /* some run logged validations (train_log.tsv's val_ columns) */
     int have_sweep; /* some model has several setups (capacity.tsv: setups > 1) */
     int have_distance; /* some model's task has a gap per position (distance.tsv) */
+    int have_bleu;     /* some run has BLEU counts (eval_bleu.tsv: a file task) */
 } report_facts;
 
 /* The figures one report drew, in the order the page shows them. */
-#define REPORT_MAX_FIGURES 36 /* 4 outputs for each of 9 scripts (report_draw.c checks it) */
+#define REPORT_MAX_FIGURES 40 /* 4 outputs for each of 10 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
     size_t n;
     struct {
@@ -129,7 +130,7 @@ int report_write_trace_vars(const char *dir, char *err, size_t n);
 /* Draws every figure into out/figures/ by running gnuplot on each script of
  * report_plots_dir() (the cost figure only when fx->have_cost, budget only when
  * fx->have_val, capacity only when fx->have_sweep, distance only when
- * fx->have_distance). Each figure is written to a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
+ * fx->have_distance, bleu only when fx->have_bleu). Each figure is written to a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
  * both files are complete (a PNG that ends with its IEND chunk, an SVG that ends with
  * </svg>); otherwise the figure already there stays as it was. Fills drawn with the
  * figures moved into place and prints them on f. When gnuplot or the scripts are

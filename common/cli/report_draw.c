@@ -114,6 +114,13 @@ static const struct figure {
      "reverse the gap runs from 1 to 2L-1 within one length, while the amount stored "
      "stays L. A model limited by distance falls along the gap alike at every length; one "
      "limited by what it must store falls with the length at an equal gap."},
+    {"bleu", {"bleu"},
+     "BLEU-4 of the test set against source length, in bins of 5 words (mean over seeds, "
+     "band: min-max; the key gives each group's BLEU over every length), the training "
+     "range shaded: the shape of Bahdanau et al. (2015), Fig. 2. Look for the model "
+     "without attention falling as sentences grow longer and the one with attention "
+     "holding up, inside the training range and past it. Drawn for a task read from a "
+     "file (the toy translation, or your own pairs)."},
     {"curves", {"curves"},
      "Training loss and teacher-forced token accuracy against step and against seconds "
      "(solid), with the loss and greedy token accuracy on the held-out validation set "
@@ -171,6 +178,11 @@ static const struct {
      "位置间隔都相同，等于长度，所以距离和要存储的量一起增长；在反转任务中，同一长度内间隔"
      "从 1 到 2L-1，而要存储的量始终是 L。受距离限制的模型在每个长度上都沿着间隔同样地"
      "下降；受存储量限制的模型在相同间隔上随长度下降。"},
+    {"bleu",
+     "测试集的 BLEU-4 随源句长度的变化，每 5 个词一组（各种子的平均值，色带：最小值到最大值；"
+     "图例给出每组在所有长度上的 BLEU），灰色区域是训练长度范围：即 Bahdanau 等人（2015）"
+     "图 2 的形状。看没有注意力的模型是否随句子变长而下降，而有注意力的模型是否保持住，在训练"
+     "范围之内和之外。只对从文件读入的任务（玩具翻译，或你自己的句对）才画。"},
     {"curves",
      "训练损失和教师强制下的逐词准确率随训练步数和秒数的变化（实线），以及留出验证集上的"
      "损失和贪心解码的逐词准确率（虚线）：每个模型按步数和按计算时间学得多快。训练损失下降"
@@ -531,6 +543,8 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
         }
         if (strcmp(fig->script, "capacity") == 0 && !fx->have_sweep)
             continue; /* no model at several sizes: nothing to compare (said in the help) */
+        if (strcmp(fig->script, "bleu") == 0 && !fx->have_bleu)
+            continue; /* no run has BLEU counts: a generated task */
         if (strcmp(fig->script, "distance") == 0 && !fx->have_distance)
             continue; /* a file task: no position says which source symbol it repeats */
         char script[PATH_MAX + 32];

@@ -53,6 +53,13 @@ static const col_spec cost_cols[] = {
     {"model", K_MODEL, 0},          {"len", K_LEN, 1}, {"train_ms_per_seq", K_AMOUNT, 1},
     {"flops_per_seq", K_AMOUNT, 1}, {"decode_ms_per_seq", K_AMOUNT, 1},
 };
+static const col_spec bleu_cols[] = {
+    {"model", K_MODEL, 0},    {"len", K_LEN, 1},        {"samples", K_COUNT, 1},
+    {"hyp_len", K_AMOUNT, 1}, {"ref_len", K_AMOUNT, 1}, {"match1", K_AMOUNT, 1},
+    {"total1", K_AMOUNT, 1},  {"match2", K_AMOUNT, 1},  {"total2", K_AMOUNT, 1},
+    {"match3", K_AMOUNT, 1},  {"total3", K_AMOUNT, 1},  {"match4", K_AMOUNT, 1},
+    {"total4", K_AMOUNT, 1},  {"bleu", K_AMOUNT, 0},
+};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 
@@ -393,6 +400,60 @@ static int load_cost(rundir *r, const table_ctx *tc, const char *dir, char *err,
                        path, "len", err, n);
 }
 
+static int cmp_bleu(const void *a, const void *b)
+{
+    const rundir_bleu *x = a, *y = b;
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+/* eval_bleu.tsv (optional): one row per length, at lengths eval.tsv has; every count a
+ * whole number, no n-gram matched more often than it was written. */
+static int load_bleu(rundir *r, const table_ctx *tc, const char *dir, char *err, size_t n)
+{
+    char path[AFILE_PATH_MAX];
+    afile_join(path, sizeof path, dir, "eval_bleu.tsv");
+    double *v;
+    size_t rows, k = N_OF(bleu_cols);
+    if (rundir_read_table(tc, dir, "eval_bleu.tsv", bleu_cols, k, 1, &v, &rows, err, n) != 0)
+        return -1;
+    if (rows && !(r->bleu = malloc(rows * sizeof *r->bleu))) {
+        free(v);
+        snprintf(err, n, "%s: out of memory", path);
+        return -1;
+    }
+    for (size_t i = 0; i < rows; i++) {
+        const double *row = v + i * k;
+        rundir_bleu *b = &r->bleu[i];
+        *b = (rundir_bleu){.len = (size_t)row[1], .samples = (size_t)row[2], .hyp_len = row[3], .ref_len = row[4],
+                           .line = i + 2};
+        const char *bad = !rundir_eval_at(r, b->len) ? "len: not a length of eval.tsv" : NULL;
+        for (int g = 0; g < 4; g++) {
+            b->match[g] = row[5 + 2 * g];
+            b->total[g] = row[6 + 2 * g];
+            if (b->match[g] > b->total[g])
+                bad = "a match count above its total";
+        }
+        for (size_t c = 3; c < 13; c++)
+            if (row[c] != floor(row[c]))
+                bad = "a count that is not a whole number";
+        if (bad) {
+            snprintf(err, n, "%s line %zu: %s", path, i + 2, bad);
+            free(v);
+            return -1;
+        }
+    }
+    r->n_bleu = rows;
+    free(v);
+    return rundir_sort_unique(r->bleu, rows, sizeof *r->bleu, offsetof(rundir_bleu, line),
+                              cmp_bleu, path, "len", err, n);
+}
+
+const rundir_bleu *rundir_bleu_at(const rundir *r, size_t len)
+{
+    const rundir_bleu key = {.len = len};
+    return r->n_bleu ? bsearch(&key, r->bleu, r->n_bleu, sizeof key, cmp_bleu) : NULL;
+}
+
 int rundir_load(rundir *r, const char *dir, char *err, size_t n)
 {
     memset(r, 0, sizeof *r);
@@ -403,7 +464,7 @@ int rundir_load(rundir *r, const char *dir, char *err, size_t n)
     const table_ctx tc = {&r->cfg, task_lookup(r->cfg.task), dir};
     if (load_build(r, &tc, dir, err, n) || load_eval(r, &tc, dir, err, n) ||
         load_pos(r, &tc, dir, err, n) || load_log(r, &tc, dir, err, n) ||
-        load_cost(r, &tc, dir, err, n)) {
+        load_cost(r, &tc, dir, err, n) || load_bleu(r, &tc, dir, err, n)) {
         rundir_free(r);
         return -1;
     }
@@ -416,8 +477,9 @@ void rundir_free(rundir *r)
     free(r->pos);
     free(r->log);
     free(r->cost);
-    r->eval = NULL, r->pos = NULL, r->log = NULL, r->cost = NULL;
-    r->n_eval = r->n_pos = r->n_log = r->n_cost = 0;
+    free(r->bleu);
+    r->eval = NULL, r->pos = NULL, r->log = NULL, r->cost = NULL, r->bleu = NULL;
+    r->n_eval = r->n_pos = r->n_log = r->n_cost = r->n_bleu = 0;
 }
 
 /* ---- look-ups ------------------------------------------------------------------------ */

@@ -11,6 +11,8 @@
  *     eval.tsv            model, len, samples, token_acc, seq_acc, loss
  *     eval_positions.tsv  model, len, position, accuracy
  *     cost.tsv            only when the run measured its cost (train --cost-lengths)
+ *     eval_bleu.tsv       only for a file task: model, len, samples, hyp_len, ref_len,
+ *                         match1, total1 .. match4, total4, bleu
  * Nothing is trusted: people copy, merge and edit these files, and a shared folder holds
  * files anybody wrote. rundir_load checks every value against what this program knows
  * before anything is computed — the model and the task against the registries, every
@@ -65,6 +67,16 @@ typedef struct rundir_cost {
     size_t line;                       /* the line of cost.tsv it was read from */
 } rundir_cost;
 
+/* One row of eval_bleu.tsv: the BLEU-4 counts of the test set's examples of one source
+ * length (bleu.h), so that lengths and runs are pooled exactly. */
+typedef struct rundir_bleu {
+    size_t len;                  /* one of eval.tsv's */
+    size_t samples;              /* the examples of that length, >= 1 */
+    double hyp_len, ref_len;     /* whole numbers >= 0 */
+    double match[4], total[4];   /* whole numbers, 0 <= match <= total */
+    size_t line;                 /* the line of eval_bleu.tsv it was read from */
+} rundir_bleu;
+
 /* What one run directory holds. Each array is sorted by its key (len; len then
  * position; step) and holds one record per key; eval holds at least one. */
 typedef struct rundir {
@@ -86,6 +98,8 @@ typedef struct rundir {
     size_t n_log;
     rundir_cost *cost;            /* n_cost == 0 when there is no cost.tsv */
     size_t n_cost;
+    rundir_bleu *bleu;            /* n_bleu == 0 when there is no eval_bleu.tsv */
+    size_t n_bleu;
 } rundir;
 
 /* Loads run directory dir into r. Returns 0, or -1 with one line in err (n bytes) and
@@ -101,6 +115,8 @@ void rundir_free(rundir *r);
 const rundir_eval *rundir_eval_at(const rundir *r, size_t len);
 const rundir_cost *rundir_cost_at(const rundir *r, size_t len);
 
+/* The BLEU counts of length len, or NULL (none, or no eval_bleu.tsv). O(log n). */
+const rundir_bleu *rundir_bleu_at(const rundir *r, size_t len);
 /* The record of output position position at length len, or NULL. O(log n). */
 const rundir_pos *rundir_pos_at(const rundir *r, size_t len, size_t position);
 

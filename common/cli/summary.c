@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "../core/afile.h"
+#include "../core/bleu.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "report.h"
@@ -178,6 +179,61 @@ static int write_distance(FILE *f, const void *p)
                     fprintf(f, "%s\t%zu\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
                             task_gap(t, L, pos - 1), a.n, stat_mean(&a), a.min, a.max);
             }
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* The width of bleu.tsv's bins of source lengths (Bahdanau et al. 2015, Fig. 2, bin
+ * their test sentences by length in the same way; one length alone holds too few test
+ * sentences for a steady BLEU). */
+#define SUMMARY_BLEU_BIN 5
+
+/* bleu.tsv: for the runs of a file task (eval_bleu.tsv), per group and bin of
+ * SUMMARY_BLEU_BIN source lengths from the shortest evaluated one, each run's corpus
+ * BLEU-4 of the bin (its lengths' counts pooled, bleu.h) and its mean and range over
+ * the runs; "all" pools every length. */
+static int write_bleu(FILE *f, const void *p)
+{
+    const summary_ctx *c = p;
+    fprintf(f, "model\tlen_min\tlen_max\tseeds\tsentences\tbleu_mean\tbleu_min\tbleu_max\n");
+    for (size_t m = 0; m < c->ng && c->nlens; m++) {
+        const model_group *g = &c->g[m];
+        const size_t first = c->lens[0], last = c->lens[c->nlens - 1];
+        for (size_t lo = first; lo <= last + SUMMARY_BLEU_BIN; lo += SUMMARY_BLEU_BIN) {
+            const int all = lo > last; /* the last pass pools every length */
+            const size_t a = all ? first : lo, b = all ? last : lo + SUMMARY_BLEU_BIN - 1;
+            stat_acc score = {0};
+            size_t sentences = 0;
+            for (size_t i = 0; i < g->n; i++) {
+                const rundir *r = g->runs[i];
+                bleu_stats s = {0};
+                size_t seen = 0;
+                for (size_t k = 0; k < r->n_bleu; k++) {
+                    const rundir_bleu *e = &r->bleu[k];
+                    if (e->len < a || e->len > b)
+                        continue;
+                    for (int q = 0; q < BLEU_N; q++) {
+                        s.match[q] += (size_t)e->match[q];
+                        s.total[q] += (size_t)e->total[q];
+                    }
+                    s.hyp_len += (size_t)e->hyp_len;
+                    s.ref_len += (size_t)e->ref_len;
+                    if (i == 0) /* every run decodes the same test set */
+                        sentences += e->samples;
+                    seen++;
+                }
+                if (seen)
+                    stat_add(&score, bleu_score(&s));
+            }
+            if (score.n == 0)
+                continue;
+            if (all)
+                fprintf(f, "%s\tall\tall", g->name);
+            else
+                fprintf(f, "%s\t%zu\t%zu", g->name, a, b);
+            fprintf(f, "\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", score.n, sentences,
+                    stat_mean(&score), score.min, score.max);
         }
     }
     return ferror(f) ? -1 : 0;
@@ -382,12 +438,15 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         fx.have_sweep |= summary_setups(c, m) > 1;
         const task *t = task_lookup(c->g[m].runs[0]->cfg.task);
         fx.have_distance |= t && t->source_of;
+        for (size_t i = 0; i < c->g[m].n; i++)
+            fx.have_bleu |= c->g[m].runs[i]->n_bleu > 0;
     }
     int rc = -1;
     if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, &fx, err, errn) != 0 ||
         afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
         afile_write(out, "distance.tsv", write_distance, c, err, errn) ||
+        afile_write(out, "bleu.tsv", write_bleu, c, err, errn) ||
         afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||
         afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
         afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||

@@ -69,10 +69,10 @@ static long first_difference(const config *a, const config *b, char *flag, char 
 
 /* The files a run writes, the mark of a finished run (eval.tsv) first: removed in this
  * order by --force. */
-static const char *const run_files[] = {"eval.tsv",      "eval_positions.tsv", "model.ckpt",
-                                        "last.ckpt",     "best.ckpt",          "checkpoint.ckpt",
-                                        "build.tsv",     "cost.tsv",           "train_log.tsv",
-                                        "config.tsv",    "args.txt"};
+static const char *const run_files[] = {"eval.tsv",      "eval_positions.tsv", "eval_bleu.tsv",
+                                        "model.ckpt",    "last.ckpt",          "best.ckpt",
+                                        "checkpoint.ckpt", "build.tsv",        "cost.tsv",
+                                        "train_log.tsv", "config.tsv",         "args.txt"};
 #define N_RUN_FILES (sizeof run_files / sizeof run_files[0])
 
 /* Removes dir/name unless it is already gone. Returns 0, or -1 after the message. */
