@@ -412,33 +412,6 @@ static config small_config(void)
     return c;
 }
 
-static model *new_model(const config *c, unsigned long seed)
-{
-    model *m = lstm_ops.alloc(c);
-    ck_assert_ptr_nonnull(m);
-    gsl_rng *r = tu_rng(seed);
-    lstm_ops.init(m, r);
-    gsl_rng_free(r);
-    return m;
-}
-
-/* A batch of B random sources (Ts) and random targets (Tt), with Ts and Tt free to
- * differ, so a mix-up of the two lengths cannot go unseen; decoder input BOS, y_1... */
-static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, const gsl_rng *r)
-{
-    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
-    b->B = B;
-    b->Ts = Ts;
-    b->Tt = Tt;
-    for (size_t i = 0; i < B * Ts; i++)
-        b->src[i] = (int)gsl_rng_uniform_int(r, NV);
-    for (size_t i = 0; i < B; i++)
-        for (size_t t = 0; t < Tt; t++) {
-            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, NV);
-            b->dec_in[i * Tt + t] = t == 0 ? NV : b->tgt[i * Tt + t - 1];
-        }
-}
-
 typedef struct report_log {
     size_t n;       /* tensors reported */
     double max_err; /* over all of them */
@@ -461,10 +434,10 @@ START_TEST(test_model_gradcheck)
 {
     config c = small_config();
     c.feed_context = _i;
-    model *m = new_model(&c, 31);
+    model *m = tu_new_model(&lstm_ops, &c, 31);
     gsl_rng *r = tu_rng(32);
     batch b;
-    random_batch(&b, NB, NT, NT + 1, r);
+    tu_random_batch(&b, NB, NT, NT + 1, &c, r);
     ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT + 1), 0);
     report_log log = {0, 0.0};
     double err = gradcheck_model(m, &b, 1, report_tensor, &log);
@@ -495,12 +468,12 @@ START_TEST(test_feed_context_is_concatenation)
 {
     config c = small_config();
     c.feed_context = 1;
-    model *m = new_model(&c, 33);
+    model *m = tu_new_model(&lstm_ops, &c, 33);
     lstm_model *lm = (lstm_model *)m;
     gsl_rng *r = tu_rng(34);
     enum { Ts = NT, Tt = NT + 2 };
     batch b;
-    random_batch(&b, NB, Ts, Tt, r);
+    tu_random_batch(&b, NB, Ts, Tt, &c, r);
     ck_assert_int_eq(lstm_ops.reserve(m, NB, Ts, Tt), 0);
     ck_assert(!isnan(lstm_ops.forward(m, &b, NULL)));
 
@@ -557,9 +530,9 @@ END_TEST
 START_TEST(test_feed_context_init)
 {
     config c = small_config();
-    model *plain = new_model(&c, 35);
+    model *plain = tu_new_model(&lstm_ops, &c, 35);
     c.feed_context = 1;
-    model *m = new_model(&c, 35);
+    model *m = tu_new_model(&lstm_ops, &c, 35);
     ck_assert_uint_eq(m->params.offset[10], plain->params.size);
     ck_assert_mem_eq(m->params.data, plain->params.data, plain->params.size * sizeof(double));
     const double k = 1.0 / sqrt((double)NH);
@@ -580,10 +553,10 @@ END_TEST
 START_TEST(test_source_reaches_decoder)
 {
     config c = small_config();
-    model *m = new_model(&c, 37);
+    model *m = tu_new_model(&lstm_ops, &c, 37);
     gsl_rng *r = tu_rng(38);
     batch b;
-    random_batch(&b, NB, NT, NT, r);
+    tu_random_batch(&b, NB, NT, NT, &c, r);
     ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT), 0);
     double before = lstm_ops.forward(m, &b, NULL);
     b.src[0] = (b.src[0] + 1) % NV;
@@ -630,11 +603,11 @@ static int record_trace(void *ctx, const char *name, const gsl_matrix *m, const 
 START_TEST(test_reserve_failure)
 {
     config c = small_config();
-    model *m = new_model(&c, 46), *twin = new_model(&c, 46);
+    model *m = tu_new_model(&lstm_ops, &c, 46), *twin = tu_new_model(&lstm_ops, &c, 46);
     gsl_rng *r = tu_rng(47);
     batch b, big;
-    random_batch(&b, NB, NT, NT + 1, r);
-    random_batch(&big, 5, 7, 6, r);
+    tu_random_batch(&b, NB, NT, NT + 1, &c, r);
+    tu_random_batch(&big, 5, 7, 6, &c, r);
     ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT + 1), 0);
     ck_assert_int_eq(lstm_ops.reserve(twin, NB, NT, NT + 1), 0);
     arena_zero_grad(&m->params);
@@ -704,7 +677,7 @@ static lstm_weights layer_of(model *m, const char *side)
 START_TEST(test_trace)
 {
     config c = small_config();
-    model *m = new_model(&c, 41);
+    model *m = tu_new_model(&lstm_ops, &c, 41);
     enum { Ts = 5, Tt = 3 };
     const int src[Ts] = {3, 0, 6, 6, 1};
     ck_assert_int_eq(lstm_ops.reserve(m, 2, Ts, Tt), 0);
@@ -815,7 +788,7 @@ START_TEST(test_init)
     lstm_ops.defaults(&c);
     c.forget_bias = 2.5;
     c.emb_init = 0.5;
-    model *m = new_model(&c, 42), *twin = new_model(&c, 42);
+    model *m = tu_new_model(&lstm_ops, &c, 42), *twin = tu_new_model(&lstm_ops, &c, 42);
     arena *a = &m->params;
     ck_assert_mem_eq(a->data, twin->params.data, a->size * sizeof(double));
     const double k = 1.0 / sqrt(128.0);
@@ -851,15 +824,6 @@ END_TEST
 
 /* ---- error paths ------------------------------------------------------------------------ */
 
-static int gsl_errors;
-static char last_reason[160];
-static void count_error(const char *reason, const char *file, int line, int gsl_errno)
-{
-    (void)file, (void)line, (void)gsl_errno;
-    snprintf(last_reason, sizeof last_reason, "%s", reason);
-    gsl_errors++;
-}
-
 START_TEST(test_errors)
 {
     config c = small_config();
@@ -879,35 +843,35 @@ START_TEST(test_errors)
     ck_assert_int_eq(lstm_ops.check(&bad, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--forget-bias"));
 
-    model *m = new_model(&c, 43);
+    model *m = tu_new_model(&lstm_ops, &c, 43);
     ck_assert_int_eq(lstm_ops.reserve(m, 0, 3, 3), -1);
     ck_assert_int_eq(lstm_ops.reserve(m, NB, SIZE_MAX / 2, SIZE_MAX / 2), -1);
     ck_assert_int_eq(lstm_ops.reserve(m, NB, NT, NT), 0);
 
-    gsl_error_handler_t *old = gsl_set_error_handler(count_error);
+    gsl_error_handler_t *old = gsl_set_error_handler(tu_count_error);
     gsl_rng *r = tu_rng(44);
     batch b, longer;
-    random_batch(&b, NB, NT, NT, r);
-    random_batch(&longer, NB, NT, NT + 1, r);
+    tu_random_batch(&b, NB, NT, NT, &c, r);
+    tu_random_batch(&longer, NB, NT, NT + 1, &c, r);
 
-    gsl_errors = 0;
+    tu_errors = 0;
     ck_assert(isnan(lstm_ops.forward(m, &longer, NULL))); /* Tt beyond the reservation */
-    ck_assert_int_eq(gsl_errors, 1);
+    ck_assert_int_eq(tu_errors, 1);
     ck_assert_int_eq(lstm_ops.backward(m, &b), -1); /* no forward yet */
-    ck_assert_int_eq(gsl_errors, 2);
+    ck_assert_int_eq(tu_errors, 2);
     ck_assert(!isnan(lstm_ops.forward(m, &b, NULL)));
     longer.Tt = NT - 1;
     ck_assert_int_eq(lstm_ops.backward(m, &longer), -1); /* not the batch of the last forward */
-    ck_assert_int_eq(gsl_errors, 3);
+    ck_assert_int_eq(tu_errors, 3);
     int out[NB * (NT + 1)] = {0};
     ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT + 1, out), -1);
-    ck_assert_int_eq(gsl_errors, 4);
+    ck_assert_int_eq(tu_errors, 4);
     ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT, out), 0);
     ck_assert_int_eq(lstm_ops.backward(m, &b), -1); /* decode replaced the activations */
-    ck_assert_int_eq(gsl_errors, 5);
+    ck_assert_int_eq(tu_errors, 5);
     ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT + 1, out, record_trace, NULL), -1);
-    ck_assert_int_eq(gsl_errors, 6);
-    ck_assert_ptr_nonnull(strstr(last_reason, "lstm trace"));
+    ck_assert_int_eq(tu_errors, 6);
+    ck_assert_ptr_nonnull(strstr(tu_reason, "lstm trace"));
 
     /* a token outside [0, V+1) would index outside an embedding table; each is refused
      * after a forward that completed, and the message names where it was */
@@ -918,22 +882,22 @@ START_TEST(test_errors)
         ck_assert(!isnan(lstm_ops.forward(m, &b, NULL)));
         *where[k] = NV + 1;
         ck_assert(isnan(lstm_ops.forward(m, &b, NULL)));
-        ck_assert_int_eq(gsl_errors, 7 + 3 * (int)k);
-        ck_assert_msg(strstr(last_reason, what[k]), "'%s' does not say %s", last_reason,
+        ck_assert_int_eq(tu_errors, 7 + 3 * (int)k);
+        ck_assert_msg(strstr(tu_reason, what[k]), "'%s' does not say %s", tu_reason,
                       what[k]);
         *where[k] = -1;
         ck_assert(isnan(lstm_ops.forward(m, &b, NULL)));
-        ck_assert_int_eq(gsl_errors, 8 + 3 * (int)k);
+        ck_assert_int_eq(tu_errors, 8 + 3 * (int)k);
         *where[k] = saved;
         /* the refused forwards left nothing to differentiate */
         ck_assert_int_eq(lstm_ops.backward(m, &b), -1);
-        ck_assert_int_eq(gsl_errors, 9 + 3 * (int)k);
+        ck_assert_int_eq(tu_errors, 9 + 3 * (int)k);
     }
     b.src[0] = NV + 1;
     ck_assert_int_eq(lstm_ops.decode(m, b.src, NB, NT, NT, out), -1);
-    ck_assert_int_eq(gsl_errors, 16);
+    ck_assert_int_eq(tu_errors, 16);
     ck_assert_int_eq(lstm_ops.trace(m, b.src, NT, NT, out, record_trace, NULL), -1);
-    ck_assert_int_eq(gsl_errors, 17);
+    ck_assert_int_eq(tu_errors, 17);
 
     gsl_set_error_handler(old);
     batch_free(&b);

@@ -588,34 +588,6 @@ static config small_config(const char *cell)
     return c;
 }
 
-static model *new_model(const config *c, unsigned long seed)
-{
-    model *m = rnnattn_ops.alloc(c);
-    ck_assert_ptr_nonnull(m);
-    gsl_rng *r = tu_rng(seed);
-    rnnattn_ops.init(m, r);
-    gsl_rng_free(r);
-    return m;
-}
-
-/* A batch of random tokens with B, Ts, Tt of its own (not a copy task: Tt ≠ Ts tests
- * that no size is confused with another). */
-static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, size_t nsym,
-                         const gsl_rng *r)
-{
-    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
-    b->B = B;
-    b->Ts = Ts;
-    b->Tt = Tt;
-    for (size_t i = 0; i < B * Ts; i++)
-        b->src[i] = (int)gsl_rng_uniform_int(r, nsym);
-    for (size_t i = 0; i < B; i++)
-        for (size_t t = 0; t < Tt; t++) {
-            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, nsym);
-            b->dec_in[i * Tt + t] = t == 0 ? (int)nsym : b->tgt[i * Tt + t - 1];
-        }
-}
-
 static void print_tensor_error(void *ctx, const char *tensor, double err, size_t row,
                                size_t col)
 {
@@ -629,10 +601,10 @@ START_TEST(test_model_gradcheck)
 {
     config c = small_config(cells[_i % 2]);
     c.bidirectional = _i / 2;
-    model *m = new_model(&c, 110 + (unsigned long)_i);
+    model *m = tu_new_model(&rnnattn_ops, &c, 110 + (unsigned long)_i);
     gsl_rng *r = tu_rng(111);
     batch b;
-    random_batch(&b, NB, NTS, NTT, NSYM, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
     char what[48];
     snprintf(what, sizeof what, "model (cell %s%s)", cells[_i % 2],
@@ -680,7 +652,7 @@ START_TEST(test_trace_alignment)
 {
     config c = small_config(cells[_i % 2]);
     c.bidirectional = _i / 2; /* the alignment over the annotations [→h_j; ←h_j] */
-    model *m = new_model(&c, 118);
+    model *m = tu_new_model(&rnnattn_ops, &c, 118);
     enum { Ts = 7, Tt = 5 };
     const int src[Ts] = {3, 0, 7, 7, 1, 5, 2};
     int out[Tt], dec[Tt];
@@ -718,11 +690,11 @@ START_TEST(test_bidirectional_encoder)
 {
     config c = small_config(cells[_i]);
     c.bidirectional = 1;
-    model *m = new_model(&c, 121);
+    model *m = tu_new_model(&rnnattn_ops, &c, 121);
     rnnattn_model *rm = (rnnattn_model *)m;
     gsl_rng *r = tu_rng(122);
     batch b;
-    random_batch(&b, NB, NTS, NTT, NSYM, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
     ck_assert(!isnan(rnnattn_ops.forward(m, &b, NULL)));
 
@@ -853,7 +825,7 @@ START_TEST(test_init)
     rnnattn_ops.defaults(&c);
     snprintf(c.cell, sizeof c.cell, "%s", cells[_i]);
     c.forget_bias = 2.5;
-    model *m = new_model(&c, 119), *twin = new_model(&c, 119);
+    model *m = tu_new_model(&rnnattn_ops, &c, 119), *twin = tu_new_model(&rnnattn_ops, &c, 119);
     arena *a = &m->params;
     ck_assert_mem_eq(a->data, twin->params.data, a->size * sizeof(double));
     const double kH = 1.0 / sqrt(128.0), k2H = 1.0 / sqrt(256.0);
@@ -889,13 +861,6 @@ END_TEST
 
 /* ---- error paths ------------------------------------------------------------------------ */
 
-static int gsl_errors;
-static void count_error(const char *reason, const char *file, int line, int gsl_errno)
-{
-    (void)reason, (void)file, (void)line, (void)gsl_errno;
-    gsl_errors++;
-}
-
 START_TEST(test_errors)
 {
     config c = small_config("gru");
@@ -915,43 +880,43 @@ START_TEST(test_errors)
     ck_assert_int_eq(rnnattn_ops.check(&bad, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--emb-init"));
 
-    model *m = new_model(&c, 120);
+    model *m = tu_new_model(&rnnattn_ops, &c, 120);
     ck_assert_int_eq(rnnattn_ops.reserve(m, 0, 3, 3), -1);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, SIZE_MAX / 2, SIZE_MAX / 2), -1);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
 
-    gsl_error_handler_t *old = gsl_set_error_handler(count_error);
+    gsl_error_handler_t *old = gsl_set_error_handler(tu_count_error);
     gsl_rng *r = tu_rng(121);
     batch b, longer;
-    random_batch(&b, NB, NTS, NTT, NSYM, r);
-    random_batch(&longer, NB, NTS, NTT + 1, NSYM, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
+    tu_random_batch(&longer, NB, NTS, NTT + 1, &c, r);
     int out[NB * (NTT + 1)];
 
-    gsl_errors = 0;
+    tu_errors = 0;
     ck_assert(isnan(rnnattn_ops.forward(m, &longer, NULL))); /* Tt beyond the reservation */
-    ck_assert_int_eq(gsl_errors, 1);
+    ck_assert_int_eq(tu_errors, 1);
     rnnattn_ops.backward(m, &b); /* no forward of this batch */
-    ck_assert_int_eq(gsl_errors, 2);
+    ck_assert_int_eq(tu_errors, 2);
     rnnattn_ops.decode(m, b.src, NB, NTS, NTT + 1, out);
-    ck_assert_int_eq(gsl_errors, 3);
+    ck_assert_int_eq(tu_errors, 3);
     trace_log log = {0};
     ck_assert_int_eq(rnnattn_ops.trace(m, b.src, NTS + 1, NTT, out, record, &log), -1);
-    ck_assert_int_eq(gsl_errors, 4);
+    ck_assert_int_eq(tu_errors, 4);
     b.src[1] = NSYM + 1; /* past BOS: not a token */
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 5);
+    ck_assert_int_eq(tu_errors, 5);
     b.src[1] = -1;
     ck_assert_int_eq(rnnattn_ops.trace(m, b.src, NTS, NTT, out, record, &log), -1);
-    ck_assert_int_eq(gsl_errors, 6);
+    ck_assert_int_eq(tu_errors, 6);
     ck_assert_int_eq(log.calls, 0);
     b.src[1] = 0;
     b.dec_in[2] = -3; /* a decoder input, then a target, outside the vocabulary */
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 7);
+    ck_assert_int_eq(tu_errors, 7);
     b.dec_in[2] = 0;
     b.tgt[NB * NTT - 1] = NSYM + 1;
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 8);
+    ck_assert_int_eq(tu_errors, 8);
     b.tgt[NB * NTT - 1] = 0;
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL))); /* and still works */
 
@@ -968,10 +933,10 @@ START_TEST(test_errors)
     const int tgt0 = b.tgt[0];
     b.tgt[0] = -1;
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 9);
+    ck_assert_int_eq(tu_errors, 9);
     b.tgt[0] = tgt0;
     ck_assert_int_eq(rnnattn_ops.backward(m, &b), -1);
-    ck_assert_int_eq(gsl_errors, 10);
+    ck_assert_int_eq(tu_errors, 10);
     for (size_t i = 0; i < a->size; i++)
         ck_assert(a->grad[i] == 0.0);
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
@@ -984,7 +949,7 @@ START_TEST(test_errors)
     ck_assert_int_eq(rnnattn_ops.reserve(m, SIZE_MAX / 2, NTS, NTT), -1);
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
     ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
-    ck_assert_int_eq(gsl_errors, 10);
+    ck_assert_int_eq(tu_errors, 10);
     gsl_set_error_handler(old);
 
     batch_free(&b);

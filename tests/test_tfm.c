@@ -1124,35 +1124,13 @@ static config small_config(int post_ln, const char *pos)
     return c;
 }
 
-/* A random batch: src (B, Ts) and tgt (B, Tt) drawn from the data symbols, and the
- * decoder input dec_in = (BOS, tgt shifted right by one). */
-static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, const config *c,
-                         const gsl_rng *r)
-{
-    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
-    b->B = B;
-    b->Ts = Ts;
-    b->Tt = Tt;
-    for (size_t i = 0; i < B * Ts; i++)
-        b->src[i] = (int)gsl_rng_uniform_int(r, c->symbols);
-    for (size_t i = 0; i < B; i++)
-        for (size_t t = 0; t < Tt; t++) {
-            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, c->symbols);
-            b->dec_in[i * Tt + t] = t ? b->tgt[i * Tt + t - 1] : config_bos(c);
-        }
-}
-
 /* A model of configuration c, initialised from seed and reserved for (B, Ts, Tt). */
 static tfm_model *small_model(const config *c, size_t B, size_t Ts, size_t Tt,
                               unsigned long seed)
 {
     char err[160];
     ck_assert_msg(tfm_ops.check(c, err, sizeof err) == 0, "%s", err);
-    model *m = tfm_ops.alloc(c);
-    ck_assert_ptr_nonnull(m);
-    gsl_rng *r = tu_rng(seed);
-    tfm_ops.init(m, r);
-    gsl_rng_free(r);
+    model *m = tu_new_model(&tfm_ops, c, seed);
     ck_assert_int_eq(tfm_ops.reserve(m, B, Ts, Tt), 0);
     return (tfm_model *)m;
 }
@@ -1228,7 +1206,7 @@ START_TEST(test_model_gradcheck)
     config c = small_config(_i / 3, pos_kinds[_i % 3]);
     batch b;
     gsl_rng *r = tu_rng(71);
-    random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
+    tu_random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
     tfm_model *m = NULL;
     double margin = 0.0;
     for (unsigned long seed = 81;
@@ -1264,7 +1242,7 @@ START_TEST(test_model_weights_made_again)
     config c = small_config(0, "sinusoidal");
     batch b;
     gsl_rng *r = tu_rng(93);
-    random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
+    tu_random_batch(&b, MD_B, MD_TS, MD_TT, &c, r);
     tfm_model *m = small_model(&c, MD_B, MD_TS, MD_TT, 94);
     arena *a = &m->head.params;
     double loss[2], *g[2];
@@ -1335,8 +1313,8 @@ START_TEST(test_no_leftward_flow)
     config c = small_config(_i, "sinusoidal");
     batch b, changed;
     gsl_rng *r = tu_rng(101);
-    random_batch(&b, B, Ts, Tt, &c, r);
-    random_batch(&changed, B, Ts, Tt, &c, r);
+    tu_random_batch(&b, B, Ts, Tt, &c, r);
+    tu_random_batch(&changed, B, Ts, Tt, &c, r);
     memcpy(changed.src, b.src, B * Ts * sizeof(int));
     memcpy(changed.tgt, b.tgt, B * Tt * sizeof(int));
     tfm_model *m = small_model(&c, B, Ts, Tt, 102);
@@ -1376,7 +1354,7 @@ START_TEST(test_attention_rows)
     config c = small_config(_i, "sinusoidal");
     batch b;
     gsl_rng *r = tu_rng(111);
-    random_batch(&b, B, Ts, Tt, &c, r);
+    tu_random_batch(&b, B, Ts, Tt, &c, r);
     tfm_model *m = small_model(&c, B, Ts, Tt, 112);
     ck_assert(isfinite(tfm_ops.forward(&m->head, &b, NULL)));
     for (size_t l = 0; l < m->L; l++) {
@@ -1431,7 +1409,7 @@ START_TEST(test_self_attention_one_source)
     config c = small_config(0, "sinusoidal");
     batch b;
     gsl_rng *r = tu_rng(131);
-    random_batch(&b, B, Ts, Tt, &c, r);
+    tu_random_batch(&b, B, Ts, Tt, &c, r);
     tfm_model *m = small_model(&c, B, Ts, Tt, 132);
     ck_assert(isfinite(tfm_ops.forward(&m->head, &b, NULL)));
     const gsl_matrix *Pe = &m->s.enc[0].att.p.matrix;
@@ -1464,7 +1442,7 @@ START_TEST(test_greedy_matches_recompute)
     config c = small_config(_i / 2, _i % 2 ? "learned" : "sinusoidal");
     batch b;
     gsl_rng *r = tu_rng(121);
-    random_batch(&b, B, T, T, &c, r);
+    tu_random_batch(&b, B, T, T, &c, r);
     tfm_model *m = small_model(&c, B, T, T, 122 + (unsigned long)_i);
     int out[3 * 7], pred[3 * 7], out2[2 * 7];
     tfm_ops.decode(&m->head, b.src, B, T, T, out);
@@ -1521,7 +1499,7 @@ START_TEST(test_trace)
     config c = small_config(0, "sinusoidal");
     batch b;
     gsl_rng *r = tu_rng(131);
-    random_batch(&b, 2, Ts, Tt, &c, r);
+    tu_random_batch(&b, 2, Ts, Tt, &c, r);
     tfm_model *m = small_model(&c, 2, Ts, Tt, 132);
     int out[6], dec[2 * 6];
     trace_log log = {.Ts = Ts, .Tt = Tt};
@@ -1547,24 +1525,12 @@ END_TEST
 
 /* ---- configuration, sizes and errors --------------------------------------------------- */
 
-/* The GSL errors the model reported (while count_error is the handler), and the reason
- * of the last one. */
-static int tfm_errors;
-static char tfm_reason[200];
-
-static void count_error(const char *reason, const char *file, int line, int gsl_errno)
-{
-    (void)file, (void)line, (void)gsl_errno;
-    tfm_errors++;
-    snprintf(tfm_reason, sizeof tfm_reason, "%s", reason ? reason : "");
-}
-
 /* The last call reported the error number `count`, whose reason names what. */
 static void assert_reported(int count, const char *what)
 {
-    ck_assert_int_eq(tfm_errors, count);
-    ck_assert_msg(strstr(tfm_reason, what) != NULL, "reason '%s' does not name '%s'",
-                  tfm_reason, what);
+    ck_assert_int_eq(tu_errors, count);
+    ck_assert_msg(strstr(tu_reason, what) != NULL, "reason '%s' does not name '%s'",
+                  tu_reason, what);
 }
 
 /* Every gradient of the arena is 0: a refused call wrote none. */
@@ -1596,12 +1562,12 @@ START_TEST(test_check_and_errors)
     ck_assert_int_eq(tfm_ops.reserve(mm, 2, c.max_len + 1, 4), -1);
     batch b;
     gsl_rng *r = tu_rng(142);
-    random_batch(&b, 3, 5, 4, &c, r);
+    tu_random_batch(&b, 3, 5, 4, &c, r);
     int out[3 * 4], tr[8];
     for (size_t k = 0; k < 12; k++)
         out[k] = -7;
-    gsl_error_handler_t *old = gsl_set_error_handler(count_error);
-    tfm_errors = 0;
+    gsl_error_handler_t *old = gsl_set_error_handler(tu_count_error);
+    tu_errors = 0;
 
     /* batches beyond the reservation are refused, not overrun, and out is not written */
     ck_assert(isnan(tfm_ops.forward(mm, &b, NULL)));
