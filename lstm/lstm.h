@@ -59,12 +59,6 @@ void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
                              const gsl_matrix *h_prev, const gsl_matrix *c_prev,
                              const gsl_matrix *P, const int *ids, const gsl_matrix *Wh);
 
-/* The element-wise part of lstm_cell_forward (everything after its GEMM) written as the
- * plainest loop, with libm's exp and tanh: the reference the tests hold the vectorised
- * kernel to. act (B, 4H) pre-activations in, activations out; writes h, c (B, H). */
-void lstm_cell_gates_reference(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
-                               const gsl_matrix *c_prev);
-
 /* Backward of one step. Reads the upstream gradients dh, dc (B, H) of this step's
  * outputs (dc is what flows back from the next step's cell state; may be NULL for 0),
  * and what forward kept: act (B, 4H), c (B, H), c_prev (B, H).

@@ -48,6 +48,24 @@ double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix
     return err;
 }
 
+gsl_matrix *tu_pool_new(tu_pool *p, size_t rows, size_t cols, double scale, const gsl_rng *r)
+{
+    ck_assert_uint_lt(p->n, sizeof p->m / sizeof p->m[0]);
+    gsl_matrix *m = gsl_matrix_calloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    if (scale > 0)
+        tu_fill(m, scale, r);
+    p->m[p->n++] = m;
+    return m;
+}
+
+void tu_pool_free(tu_pool *p)
+{
+    for (size_t k = 0; k < p->n; k++)
+        gsl_matrix_free(p->m[k]);
+    p->n = 0;
+}
+
 const char *tu_program(void)
 {
     const char *p = getenv("ATTNLAB");

@@ -49,6 +49,19 @@ const char *tu_program(void);
  * status, or -1 when it died of a signal. */
 int tu_run_quiet(const char *const *args, char *err, size_t n);
 
+/* A pool of test matrices, freed together (tu_pool p = {0}; ... tu_pool_free(&p)). */
+typedef struct tu_pool {
+    gsl_matrix *m[32];
+    size_t n;
+} tu_pool;
+
+/* A new (rows, cols) matrix of pool p, zero, or filled from U(−scale, scale) when
+ * scale > 0. */
+gsl_matrix *tu_pool_new(tu_pool *p, size_t rows, size_t cols, double scale, const gsl_rng *r);
+
+/* Frees every matrix of p and empties it. */
+void tu_pool_free(tu_pool *p);
+
 /* ---- models, batches and the errors they report ------------------------------------- */
 
 /* A model of ops with configuration c (which ops->check accepts), its parameters drawn
