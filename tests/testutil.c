@@ -66,6 +66,31 @@ void tu_pool_free(tu_pool *p)
     p->n = 0;
 }
 
+gsl_matrix *tu_rand_matrix(size_t rows, size_t cols, double scale, const gsl_rng *r)
+{
+    gsl_matrix *m = gsl_matrix_alloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    tu_fill(m, scale, r);
+    return m;
+}
+
+gsl_matrix *tu_zero_matrix(size_t rows, size_t cols)
+{
+    gsl_matrix *m = gsl_matrix_calloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+gsl_matrix_view tu_step_block(gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
+}
+
+void tu_report_max(const char *prefix, const char *what, double err)
+{
+    printf("%s gradcheck %-22s max relative error %.2e\n", prefix, what, err);
+}
+
 const char *tu_program(void)
 {
     const char *p = getenv("ATTNLAB");

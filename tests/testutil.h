@@ -62,6 +62,19 @@ gsl_matrix *tu_pool_new(tu_pool *p, size_t rows, size_t cols, double scale, cons
 /* Frees every matrix of p and empties it. */
 void tu_pool_free(tu_pool *p);
 
+/* A new (rows, cols) matrix filled from U(−scale, scale); free with gsl_matrix_free. */
+gsl_matrix *tu_rand_matrix(size_t rows, size_t cols, double scale, const gsl_rng *r);
+
+/* A new (rows, cols) matrix of zeros; free with gsl_matrix_free. */
+gsl_matrix *tu_zero_matrix(size_t rows, size_t cols);
+
+/* Block k (rows [k·B, (k+1)·B)) of a time-major matrix m (T·B, ·). */
+gsl_matrix_view tu_step_block(gsl_matrix *m, size_t k, size_t B);
+
+/* Prints the largest gradient-check error a test saw, once at its end:
+ * "<prefix> gradcheck <what> max relative error <err>". */
+void tu_report_max(const char *prefix, const char *what, double err);
+
 /* ---- models, batches and the errors they report ------------------------------------- */
 
 /* A model of ops with configuration c (which ops->check accepts), its parameters drawn
