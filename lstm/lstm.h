@@ -140,7 +140,7 @@ void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
  * dPre that share a token add up into one row of dP (a scatter-add), and then
  *     dWx += dPᵀ·embed,   db += Σ_rows dP,   dembed += dP·Wx,
  * again products of V rows. The result equals lstm_layer_forward on the embedded inputs
- * up to rounding (tests/test_lstm.c compares the two). */
+ * up to rounding (tests/test_lstm_cell.c compares the two). */
 
 /* P (V, 4H) = embed (V, E) · Wxᵀ (E, 4H) + b. */
 void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weights *w);
