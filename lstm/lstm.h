@@ -59,12 +59,6 @@ void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
                              const gsl_matrix *h_prev, const gsl_matrix *c_prev,
                              const gsl_matrix *P, const int *ids, const gsl_matrix *Wh);
 
-/* The element-wise part of lstm_cell_forward (everything after its GEMM) written as the
- * plainest loop, with libm's exp and tanh: the reference the tests hold the vectorised
- * kernel to. act (B, 4H) pre-activations in, activations out; writes h, c (B, H). */
-void lstm_cell_gates_reference(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
-                               const gsl_matrix *c_prev);
-
 /* Backward of one step. Reads the upstream gradients dh, dc (B, H) of this step's
  * outputs (dc is what flows back from the next step's cell state; may be NULL for 0),
  * and what forward kept: act (B, 4H), c (B, H), c_prev (B, H).
@@ -146,7 +140,7 @@ void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
  * dPre that share a token add up into one row of dP (a scatter-add), and then
  *     dWx += dPᵀ·embed,   db += Σ_rows dP,   dembed += dP·Wx,
  * again products of V rows. The result equals lstm_layer_forward on the embedded inputs
- * up to rounding (tests/test_lstm.c compares the two). */
+ * up to rounding (tests/test_lstm_cell.c compares the two). */
 
 /* P (V, 4H) = embed (V, E) · Wxᵀ (E, 4H) + b. */
 void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weights *w);

@@ -105,19 +105,6 @@ static void scores_forward(double *restrict e, const double *restrict eq,
     }
 }
 
-/* scores_forward as the equation reads, one term at a time: what the tests compare the
- * kernel with (the two differ only in the order of the additions). */
-void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
-                              const double *v, size_t Ts, size_t A)
-{
-    for (size_t j = 0; j < Ts; j++) {
-        double sum = 0.0;
-        for (size_t a = 0; a < A; a++)
-            sum += v[a] * tanh(q[a] + K[j * kstride + a]);
-        e[j] = sum;
-    }
-}
-
 /* Backward of the scores e_j = vᵀ u_j, u_j = tanh(q + k_j), of one example, given de (Ts),
  * with u_j recomputed on the way (d = 1 − u_j = 2/(1 + e^{2q} e^{2k_j})):
  *     dv += Σ_j de_j u_j                                     (A)

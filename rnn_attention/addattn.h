@@ -58,12 +58,6 @@ void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
                           const gsl_matrix *s_prev, const gsl_matrix *EK,
                           const gsl_matrix *Henc, const addattn_weights *w);
 
-/* The scores e (Ts), e_j = vᵀ tanh(q + k_j), of one example as the plainest loop, with
- * libm's tanh: the reference for the fused kernel inside addattn_step_forward. q (A),
- * row j of K at K + j·kstride (A), v (A). */
-void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
-                              const double *v, size_t Ts, size_t A);
-
 /* ---- backward --------------------------------------------------------------------------- */
 
 /* Backward of one step: the part the recurrence needs now. Accumulates the input

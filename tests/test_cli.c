@@ -1,7 +1,7 @@
 /* test_cli.c — the attnlab program seen from outside: exit statuses, the one-line
  * messages of usage and runtime errors, the files a run writes, and the commands that
  * read them back (eval, eval --input, attention). Runs the built program (the path in
- * $ATTNLAB, default build/attnlab) in a child process (cli_helpers.h); the defaults that
+ * $ATTNLAB, default build/attnlab) in a child process (testcli.h); the defaults that
  * come from the model registry are also checked in-process. Interruption, resuming and
  * the ownership of run directories are in test_cli_runs.c, compare in test_compare.c. */
 #include <check.h>
@@ -19,7 +19,7 @@
 #include "../common/cli/cmd_measure.h"
 #include "../common/core/config.h"
 #include "../common/core/model.h"
-#include "cli_helpers.h"
+#include "testcli.h"
 #include "testutil.h"
 
 /* ---- usage errors: status 2, one line naming the problem, then the hint ------------- */

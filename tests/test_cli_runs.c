@@ -3,7 +3,7 @@
  * time (its lock), no finished or stopped run replaced without --force, and a --resume
  * that refuses files that do not belong together (another run's checkpoint, an edited
  * args.txt) or says how to start again when there is nothing to resume. Runs the built
- * program (cli_helpers.h); the lock of a directory is also taken in-process, to hold a
+ * program (testcli.h); the lock of a directory is also taken in-process, to hold a
  * directory while the program tries to write it. */
 #include <check.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../common/cli/runlock.h"
-#include "cli_helpers.h"
+#include "testcli.h"
 #include "testutil.h"
 
 /* ---- reliability: divergence, interruption, determinism ------------------------------ */
@@ -70,7 +70,7 @@ START_TEST(interrupt_then_resume_gives_the_same_weights)
     ck_assert_msg(r.status == 0, "uninterrupted run: %s", r.err);
 
     /* start the same run, stop it with SIGINT once its first checkpoint is on disk */
-    const char *argv[] = {cli_program(), RESUME_ARGS, "--out", b, NULL};
+    const char *argv[] = {tu_program(), RESUME_ARGS, "--out", b, NULL};
     pid_t pid = cli_spawn_silent(argv, 0);
     snprintf(pb, sizeof pb, "%s/checkpoint.ckpt", b);
     for (int k = 0; k < 2000 && access(pb, F_OK) != 0; k++)
@@ -127,7 +127,7 @@ START_TEST(a_signal_stops_the_final_evaluation)
     cli_run(&r, NULL, (const char *const[]){EVALSTOP_ARGS, "--out", a, NULL});
     ck_assert_msg(r.status == 0, "uninterrupted run: %s", r.err);
 
-    const char *argv[] = {cli_program(), EVALSTOP_ARGS, "--out", b, NULL};
+    const char *argv[] = {tu_program(), EVALSTOP_ARGS, "--out", b, NULL};
     pid_t pid = fork();
     ck_assert(pid >= 0);
     if (pid == 0) {
@@ -421,7 +421,7 @@ START_TEST(a_run_killed_before_its_first_checkpoint_says_how_to_start_again)
     char dir[64], path[128];
     snprintf(dir, sizeof dir, "/tmp/attnlab-early-%ld", (long)getpid());
     /* a first checkpoint after 500 steps of a transformer: seconds away when it is killed */
-    const char *argv[] = {cli_program(), "train", "--model", "transformer", "--steps",
+    const char *argv[] = {tu_program(), "train", "--model", "transformer", "--steps",
                           "100000", "--samples", "2", "--eval-lengths", "4", "--out", dir,
                           "--quiet", NULL};
     pid_t pid = cli_spawn_silent(argv, 0);

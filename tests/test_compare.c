@@ -2,7 +2,7 @@
  * a rerun that skips and resumes, --print-jobs, a stop by signal, and ownership: a run
  * directory of another command is never replaced, a run still locked is waited for, and
  * compare killed by SIGKILL leaves no run writing. Runs the built program
- * (cli_helpers.h); locks are also taken in-process (runlock.h). */
+ * (testcli.h); locks are also taken in-process (runlock.h). */
 #include <check.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "../common/cli/runlock.h"
-#include "cli_helpers.h"
+#include "testcli.h"
 #include "testutil.h"
 
 /* ---- compare and report ------------------------------------------------------------------ */
@@ -146,7 +146,7 @@ START_TEST(killed_compare_leaves_no_partial_file)
 {
     char dir[64];
     snprintf(dir, sizeof dir, "/tmp/attnlab-kill-%ld", (long)getpid());
-    const char *argv[] = {cli_program(), "compare", "--models", "lstm", "--seeds", "2",
+    const char *argv[] = {tu_program(), "compare", "--models", "lstm", "--seeds", "2",
                           "--steps", "3000", "--train-len", "4:8", "--jobs", "2",
                           "--out", dir, NULL};
     /* its own process group: the signal below reaches it and its runs */
@@ -251,7 +251,7 @@ START_TEST(compare_waits_for_a_run_in_use)
     ck_assert_int_eq(system(cmd), 0);
     runlock held;
     ck_assert_msg(runlock_take(&held, run, err, sizeof err) == 0, "%s", err);
-    const char *argv[] = {cli_program(), ONE_RUN, "--out", dir, NULL};
+    const char *argv[] = {tu_program(), ONE_RUN, "--out", dir, NULL};
     pid_t pid = spawn_logged(argv, log);
     /* it says it waits, goes on waiting, and has not touched the run */
     for (int k = 0; k < 4000 && !strstr(text, "waiting for it to end"); k++) {
@@ -282,7 +282,7 @@ START_TEST(compare_killed_by_sigkill_leaves_no_run_writing)
 {
     char dir[64], run[2][96];
     snprintf(dir, sizeof dir, "/tmp/attnlab-kill9-%ld", (long)getpid());
-    const char *argv[] = {cli_program(), "compare", "--models", "lstm", "--seeds", "2",
+    const char *argv[] = {tu_program(), "compare", "--models", "lstm", "--seeds", "2",
                           "--steps", "3000", "--train-len", "4:8", "--jobs", "2",
                           "--out", dir, NULL};
     pid_t pid = cli_spawn_silent(argv, 1);

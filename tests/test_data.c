@@ -18,8 +18,8 @@
 #include "../common/core/config.h"
 #include "../common/core/dataset.h"
 #include "../common/core/task.h"
-#include "cli_helpers.h"
-#include "reportutil.h"
+#include "testcli.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* ---- data sets written here ------------------------------------------------------------ */

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "../common/cli/cli.h"
-#include "handout.h"
+#include "testhandout.h"
 #include "testutil.h"
 
 #define MAX_LABS 32

@@ -8,7 +8,7 @@
  * program writes into or empties must be a real directory, a link there is refused with
  * one line and status 1 before anything is written. The other tests: report --out inside
  * a run it merges, eval and attention into a run directory, and the lock every writing
- * command takes (report, eval, attention, bench). Runs the built program (cli_helpers.h);
+ * command takes (report, eval, attention, bench). Runs the built program (testcli.h);
  * a lock is also taken in-process, to hold a directory while the program tries it. */
 #include <check.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 
 #include "../common/cli/runlock.h"
 #include "../common/cli/safedir.h"
-#include "cli_helpers.h"
+#include "testcli.h"
 #include "testutil.h"
 
 /* What the planted outside file holds. */

@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_helpers.h"
-#include "reportutil.h"
+#include "testcli.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* A tiny model whose log (a row every step) outgrows its checkpoint before the end. */

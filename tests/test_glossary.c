@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reportutil.h"
+#include "testreport.h"
 #include "testutil.h"
 
 #define GLOSSARY "docs/zh/glossary.md"

@@ -31,8 +31,8 @@
 #include "../common/core/dataset.h"
 #include "../common/core/infile.h"
 #include "../common/core/tsv.h"
-#include "cli_helpers.h"
-#include "reportutil.h"
+#include "testcli.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* Seconds a command may take before the test takes it for blocked: far above what any
@@ -118,7 +118,7 @@ static void run_guarded(run_out *r, const char *what, int stdin_fd, rlim_t as_li
     char outp[] = "/tmp/attnlab-input-out-XXXXXX", errp[] = "/tmp/attnlab-input-err-XXXXXX";
     const int fo = mkstemp(outp), fe = mkstemp(errp);
     ck_assert(fo >= 0 && fe >= 0);
-    char *argv[64] = {strdup(cli_program())};
+    char *argv[64] = {strdup(tu_program())};
     size_t n = 1;
     for (; args[n - 1] && n < 63; n++)
         argv[n] = strdup(args[n - 1]);
@@ -589,7 +589,7 @@ START_TEST(a_run_of_an_earlier_version_still_resumes)
     write_crc_zero_file(data);
     ru_fmt(task, sizeof task, "file:%s", data);
     in_dir(out, sizeof out, "oldrun");
-    const char *argv[] = {cli_program(), "train", "--task", task, "--steps", "100000",
+    const char *argv[] = {tu_program(), "train", "--task", task, "--steps", "100000",
                           "--hidden", "4", "--embed", "4", "--checkpoint-every", "5",
                           "--log-every", "5", "--out", out, "--quiet", NULL};
     const pid_t pid = cli_spawn_silent(argv, 0);
@@ -610,7 +610,7 @@ START_TEST(a_run_of_an_earlier_version_still_resumes)
     ru_fmt(path, sizeof path, "%s/train_log.tsv", out);
     char before[8192];
     cli_slurp(path, before, sizeof before);
-    const char *rargv[] = {cli_program(), "train", "--resume", out, "--quiet", NULL};
+    const char *rargv[] = {tu_program(), "train", "--resume", out, "--quiet", NULL};
     char errp[200];
     ru_fmt(errp, sizeof errp, "%s/resume.err", tmpdir());
     const pid_t again = fork();

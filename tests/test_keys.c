@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "handout.h"
+#include "testhandout.h"
 #include "testutil.h"
 
 #define KEYS_SHORT_STEPS 300

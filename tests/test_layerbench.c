@@ -11,7 +11,7 @@
 
 #include "../common/core/gradcheck.h"
 #include "../common/core/layerbench.h"
-#include "cli_helpers.h"
+#include "testcli.h"
 #include "testutil.h"
 
 static size_t n_layers(void)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handout.h"
+#include "testhandout.h"
 #include "testutil.h"
 
 /* The longest a source file of the code folders may be, in lines. */

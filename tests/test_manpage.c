@@ -26,8 +26,8 @@
 
 #include "../common/core/config.h"
 #include "../common/core/model.h"
-#include "cli_helpers.h"
-#include "reportutil.h"
+#include "testcli.h"
+#include "testreport.h"
 #include "testutil.h"
 
 #define MAN_PAGE "attnlab.1"

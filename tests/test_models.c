@@ -133,33 +133,6 @@ static config case_config(const model_case *mc, int canonical)
     return c;
 }
 
-static model *new_model(const model_case *mc, const config *c, unsigned long seed)
-{
-    model *m = mc->ops->alloc(c);
-    ck_assert_msg(m != NULL, "%s: alloc failed", mc->label);
-    gsl_rng *r = tu_rng(seed);
-    mc->ops->init(m, r);
-    gsl_rng_free(r);
-    return m;
-}
-
-/* A batch (B, Ts, Tt) of random data symbols; dec_in = (BOS, tgt shifted right). */
-static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, const config *c,
-                         const gsl_rng *r)
-{
-    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
-    b->B = B;
-    b->Ts = Ts;
-    b->Tt = Tt;
-    for (size_t i = 0; i < B * Ts; i++)
-        b->src[i] = (int)gsl_rng_uniform_int(r, c->symbols);
-    for (size_t i = 0; i < B; i++)
-        for (size_t t = 0; t < Tt; t++) {
-            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, c->symbols);
-            b->dec_in[i * Tt + t] = t ? b->tgt[i * Tt + t - 1] : config_bos(c);
-        }
-}
-
 /* ---- what a refused call must leave behind ---------------------------------------- */
 
 static void mark_no_report(void)
@@ -206,11 +179,11 @@ START_TEST(test_bad_tokens_refused)
     const model_case mc = case_at(_i);
     const model_ops *ops = mc.ops;
     const config c = case_config(&mc, 0);
-    model *m = new_model(&mc, &c, 11);
+    model *m = tu_new_model(mc.ops, &c, 11);
     ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
     gsl_rng *r = tu_rng(12);
     batch b;
-    random_batch(&b, NB, NTS, NTT, &c, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
     int pred[NB * NTT], out[NB * NTT];
     const int bad[2] = {-1, (int)config_vocab(&c)};
     const struct {
@@ -294,11 +267,11 @@ START_TEST(test_backward_twice_doubles)
     const model_case mc = case_at(_i);
     const model_ops *ops = mc.ops;
     const config c = case_config(&mc, 0);
-    model *m = new_model(&mc, &c, 21);
+    model *m = tu_new_model(mc.ops, &c, 21);
     ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
     gsl_rng *r = tu_rng(22);
     batch b;
-    random_batch(&b, NB, NTS, NTT, &c, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
     arena *a = &m->params;
     arena_zero_grad(a);
     ck_assert(isfinite(ops->forward(m, &b, NULL)));
@@ -350,13 +323,13 @@ START_TEST(test_decode_is_teacher_forced_argmax)
     const config c = case_config(&mc, 0);
     gsl_rng *r = tu_rng(32);
     batch b;
-    random_batch(&b, NB, NTS, TT, &c, r);
+    tu_random_batch(&b, NB, NTS, TT, &c, r);
     int y[NB * TT], pred[NB * TT];
     model *m = NULL;
     for (unsigned long seed = 31; seed < 31 + SEEDS; seed++) {
         if (m)
             ops->free(m);
-        m = new_model(&mc, &c, seed);
+        m = tu_new_model(mc.ops, &c, seed);
         ck_assert_int_eq(ops->reserve(m, NB, NTS, TT), 0);
         ck_assert_int_eq(ops->decode(m, b.src, NB, NTS, TT, y), 0);
         if (distinct_tokens(y, NB * TT) >= 2)
@@ -425,13 +398,13 @@ START_TEST(test_reservation_changes_no_bit)
     const model_case mc = case_at(_i);
     const model_ops *ops = mc.ops;
     const config c = case_config(&mc, 0);
-    model *exact = new_model(&mc, &c, 41), *large = new_model(&mc, &c, 41);
+    model *exact = tu_new_model(mc.ops, &c, 41), *large = tu_new_model(mc.ops, &c, 41);
     ck_assert_int_eq(ops->reserve(exact, NB, NTS, NTT), 0);
     ck_assert_int_eq(ops->reserve(large, 3 * NB, NTS + 7, NTT + 9), 0);
     gsl_rng *r = tu_rng(42);
     batch b, big;
-    random_batch(&b, NB, NTS, NTT, &c, r);
-    random_batch(&big, 3 * NB, NTS + 7, NTT + 9, &c, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
+    tu_random_batch(&big, 3 * NB, NTS + 7, NTT + 9, &c, r);
     int other[3 * NB * (NTT + 9)];
 
     /* the large model's workspace first holds a larger step */
@@ -513,7 +486,7 @@ START_TEST(test_sizes_outside_refused)
     const model_case mc = case_at(_i);
     const model_ops *ops = mc.ops;
     const config c = case_config(&mc, 0);
-    model *m = new_model(&mc, &c, 51);
+    model *m = tu_new_model(mc.ops, &c, 51);
     ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
     gsl_rng *r = tu_rng(52);
     static const size_t over[3][3] = {
@@ -524,7 +497,7 @@ START_TEST(test_sizes_outside_refused)
     for (size_t k = 0; k < 3; k++) {
         const size_t B = over[k][0], Ts = over[k][1], Tt = over[k][2];
         batch b;
-        random_batch(&b, B, Ts, Tt, &c, r);
+        tu_random_batch(&b, B, Ts, Tt, &c, r);
         snprintf(what, sizeof what, "%s: (B, Ts, Tt) = (%zu, %zu, %zu) reserved (%d, %d, %d)",
                  mc.label, B, Ts, Tt, NB, NTS, NTT);
         mark_no_report();
@@ -562,12 +535,12 @@ START_TEST(test_backward_needs_its_forward)
     const model_case mc = case_at(_i);
     const model_ops *ops = mc.ops;
     const config c = case_config(&mc, 0);
-    model *m = new_model(&mc, &c, 61);
+    model *m = tu_new_model(mc.ops, &c, 61);
     ck_assert_int_eq(ops->reserve(m, NB, NTS, NTT), 0);
     gsl_rng *r = tu_rng(62);
     batch b, fewer;
-    random_batch(&b, NB, NTS, NTT, &c, r);
-    random_batch(&fewer, NB - 1, NTS, NTT, &c, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
+    tu_random_batch(&fewer, NB - 1, NTS, NTT, &c, r);
     int out[NB * NTT];
     char what[160];
     arena_zero_grad(&m->params);

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "../common/core/model.h"
-#include "reportutil.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* The words of the models' folders that are not registry names: file prefixes and the

@@ -5,7 +5,7 @@
  * fits the models, and the same page in Chinese with --lang zh (report.zh.html, beside
  * report.html). A language other than en and zh is a usage error that writes nothing.
  *
- * Run directories come from tests/fixtures/run/ (reportutil.h), relabelled as another
+ * Run directories come from tests/fixtures/run/ (testreport.h), relabelled as another
  * model where a case needs one, with the trace of that model from
  * tests/fixtures/compare/trace/. The cases that draw figures need gnuplot and are left
  * out without it; how to look at the page in a browser is tests/screenshot.sh's. */
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../common/cli/report.h"
-#include "reportutil.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* ---- the page: its figures inside it, pixel for pixel, and its language ----------------- */

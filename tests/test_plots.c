@@ -14,7 +14,7 @@
  * full disk (RLIMIT_FSIZE), a script that writes half a figure or fails, leave the
  * earlier figures as they were, name the figure and end with status 1 — and report.html
  * shows only the figures the report drew (run directories from tests/fixtures/run/,
- * reportutil.h). What the page shows of them is test_page.c's.
+ * testreport.h). What the page shows of them is test_page.c's.
  *
  * The source tree is $ATTNLAB_SRC when set, else the current directory (the tests run
  * from the top of the tree). Without gnuplot the suite prints one line and leaves the
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "../common/cli/report.h"
-#include "reportutil.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* One script and the figures it writes into DIR/figures/ (NAME.png and NAME.svg each). */

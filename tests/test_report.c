@@ -3,7 +3,7 @@
  * silently cut off. (What happens to the figures is test_plots.c's.)
  *
  * Each case makes run directories from tests/fixtures/run/ with one value changed
- * (reportutil.h) and runs the program as a user would, reading what it printed. Cases
+ * (testreport.h) and runs the program as a user would, reading what it printed. Cases
  * that need no figure point ATTNLAB_PLOTS at a folder that does not exist, so report
  * writes its tables and says the figure scripts were not found; the cases where gnuplot
  * must run are left out without it.
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reportutil.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* ---- impossible values are refused by name ---------------------------------------------- */

@@ -1,9 +1,10 @@
-/* test_rnnattn.c — tests of rnn_attention/: the GRU cell and layer, additive attention,
- * the score kernel, and the model `rnn_attention` in both cell variants.
+/* test_rnnattn.c — the model `rnn_attention` of rnn_attention/ in both cell variants
+ * (suite: rnn_attention).
  *
  * Gradient checks use sizes that are all different (B = 2, Ts = 4, Tt = 3, E = 5, H = 6,
  * A = 7, 8 symbols so V = 9), so a transposed index cannot pass by accident, and a loss
- * Σ out ⊙ R with a fixed random R, so every output entry has its own weight.
+ * Σ out ⊙ R with a fixed random R, so every output entry has its own weight. The GRU is
+ * test_gru.c's, additive attention test_addattn.c's.
  */
 #include <check.h>
 #include <gsl/gsl_blas.h>
@@ -26,550 +27,6 @@
 
 enum { NB = 2, NTS = 4, NTT = 3, NE = 5, NH = 6, NA = 7, NSYM = 8 };
 
-/* A matrix filled from U(−scale, scale). */
-static gsl_matrix *rand_matrix(size_t rows, size_t cols, double scale, const gsl_rng *r)
-{
-    gsl_matrix *m = gsl_matrix_alloc(rows, cols);
-    ck_assert_ptr_nonnull(m);
-    tu_fill(m, scale, r);
-    return m;
-}
-
-static gsl_matrix *zero_matrix(size_t rows, size_t cols)
-{
-    gsl_matrix *m = gsl_matrix_calloc(rows, cols);
-    ck_assert_ptr_nonnull(m);
-    return m;
-}
-
-/* Block k (rows [k·B, (k+1)·B)) of a time-major matrix. */
-static gsl_matrix_view blk(gsl_matrix *m, size_t k, size_t B)
-{
-    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
-}
-
-/* Largest gradient-check error seen by a test, printed once at its end. */
-static void report_max(const char *what, double err)
-{
-    printf("rnnattn gradcheck %-22s max relative error %.2e\n", what, err);
-}
-
-static double sigmoid_ref(double x) { return 1.0 / (1.0 + exp(-x)); }
-
-/* ---- the GRU cell ------------------------------------------------------------------------ */
-
-typedef struct cell_case {
-    gsl_matrix *xp, *h_prev, *Wh, *bh; /* what the gradients are taken of */
-    gsl_matrix *h, *act, *hp, *R;      /* output, cache, loss weights */
-} cell_case;
-
-static void cell_case_init(cell_case *c, const gsl_rng *r)
-{
-    c->xp = rand_matrix(NB, 3 * NH, 1.3, r);
-    c->h_prev = rand_matrix(NB, NH, 0.9, r);
-    c->Wh = rand_matrix(3 * NH, NH, 0.6, r);
-    c->bh = rand_matrix(1, 3 * NH, 0.5, r);
-    c->h = zero_matrix(NB, NH);
-    c->act = zero_matrix(NB, 3 * NH);
-    c->hp = zero_matrix(NB, 3 * NH);
-    c->R = rand_matrix(NB, NH, 1.0, r);
-}
-
-static void cell_case_free(cell_case *c)
-{
-    gsl_matrix *all[] = {c->xp, c->h_prev, c->Wh, c->bh, c->h, c->act, c->hp, c->R};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gsl_matrix_free(all[i]);
-}
-
-/* loss = Σ h ⊙ R, h = cell(xp, h_prev) */
-static double cell_loss(void *ctx)
-{
-    cell_case *c = ctx;
-    gsl_matrix_memcpy(c->act, c->xp); /* the cell overwrites its input with the gates */
-    gru_cell_forward(c->h, c->act, c->hp, c->h_prev, c->Wh, c->bh);
-    return tu_dot(c->h, c->R);
-}
-
-/* The cell against PyTorch's equations written out plainly, element by element. */
-START_TEST(test_gru_cell_matches_equations)
-{
-    gsl_rng *r = tu_rng(101);
-    cell_case c;
-    cell_case_init(&c, r);
-    cell_loss(&c);
-    for (size_t b = 0; b < NB; b++)
-        for (size_t i = 0; i < NH; i++) {
-            double u[3]; /* (U h + b_h) of gate g, unit i */
-            for (size_t g = 0; g < 3; g++) {
-                u[g] = gsl_matrix_get(c.bh, 0, g * NH + i);
-                for (size_t k = 0; k < NH; k++)
-                    u[g] += gsl_matrix_get(c.Wh, g * NH + i, k) * gsl_matrix_get(c.h_prev, b, k);
-            }
-            const double rg = sigmoid_ref(gsl_matrix_get(c.xp, b, i) + u[0]);
-            const double zg = sigmoid_ref(gsl_matrix_get(c.xp, b, NH + i) + u[1]);
-            const double ng = tanh(gsl_matrix_get(c.xp, b, 2 * NH + i) + rg * u[2]);
-            const double h = (1.0 - zg) * ng + zg * gsl_matrix_get(c.h_prev, b, i);
-            tu_assert_rel(gsl_matrix_get(c.h, b, i), h, 1e-13);
-            tu_assert_rel(gsl_matrix_get(c.act, b, i), rg, 1e-13);
-            tu_assert_rel(gsl_matrix_get(c.act, b, NH + i), zg, 1e-13);
-            tu_assert_rel(gsl_matrix_get(c.act, b, 2 * NH + i), ng, 1e-13);
-        }
-    cell_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-START_TEST(test_gru_cell_gradcheck)
-{
-    gsl_rng *r = tu_rng(102);
-    cell_case c;
-    cell_case_init(&c, r);
-    gsl_matrix *dxp = zero_matrix(NB, 3 * NH), *dhp = zero_matrix(NB, 3 * NH);
-    gsl_matrix *dh_prev = zero_matrix(NB, NH), *dWh = zero_matrix(3 * NH, NH);
-    gsl_matrix *dbh = zero_matrix(1, 3 * NH);
-
-    cell_loss(&c);
-    gru_cell_backward(dxp, dhp, dh_prev, c.R, c.act, c.hp, c.h_prev, c.Wh);
-    /* the caller's share: hp = h_prev·Whᵀ + bh ⇒ dWh = dhpᵀ·h_prev, dbh = Σ_rows dhp */
-    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dhp, c.h_prev, 0.0, dWh);
-    op_bias_backward(dbh, dhp);
-
-    double err = 0.0;
-    err = fmax(err, tu_gradcheck("cell xp", cell_loss, &c, c.xp, dxp));
-    err = fmax(err, tu_gradcheck("cell h_prev", cell_loss, &c, c.h_prev, dh_prev));
-    err = fmax(err, tu_gradcheck("cell Wh", cell_loss, &c, c.Wh, dWh));
-    err = fmax(err, tu_gradcheck("cell bh", cell_loss, &c, c.bh, dbh));
-    report_max("gru_cell", err);
-
-    gsl_matrix *all[] = {dxp, dhp, dh_prev, dWh, dbh};
-    for (size_t i = 0; i < 5; i++)
-        gsl_matrix_free(all[i]);
-    cell_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* ---- the GRU layer ------------------------------------------------------------------------ */
-
-enum { LT = 3 }; /* steps of the layer test */
-
-typedef struct layer_case {
-    gsl_matrix *X, *h0;         /* inputs (LT·B, E), (B, H) */
-    gru_weights w;              /* Wx (3H, E), Wh (3H, H), bx, bh (1, 3H) */
-    gsl_matrix *Hs, *Act, *HP;  /* ((LT+1)·B, H), (LT·B, 3H) ×2 */
-    gsl_matrix *R;              /* (LT·B, H) weights of h_1..h_T in the loss */
-} layer_case;
-
-static void layer_case_init(layer_case *c, const gsl_rng *r)
-{
-    c->X = rand_matrix(LT * NB, NE, 1.0, r);
-    c->h0 = rand_matrix(NB, NH, 0.8, r);
-    c->w.Wx = rand_matrix(3 * NH, NE, 0.5, r);
-    c->w.Wh = rand_matrix(3 * NH, NH, 0.5, r);
-    c->w.bx = rand_matrix(1, 3 * NH, 0.4, r);
-    c->w.bh = rand_matrix(1, 3 * NH, 0.4, r);
-    c->Hs = zero_matrix((LT + 1) * NB, NH);
-    c->Act = zero_matrix(LT * NB, 3 * NH);
-    c->HP = zero_matrix(LT * NB, 3 * NH);
-    c->R = rand_matrix(LT * NB, NH, 1.0, r);
-}
-
-static void layer_case_free(layer_case *c)
-{
-    gsl_matrix *all[] = {c->X, c->h0, c->w.Wx, c->w.Wh, c->w.bx, c->w.bh,
-                         c->Hs, c->Act, c->HP, c->R};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gsl_matrix_free(all[i]);
-}
-
-/* loss = Σ_t h_t ⊙ R_t over every state the layer writes */
-static double layer_loss(void *ctx)
-{
-    layer_case *c = ctx;
-    gsl_matrix_view h0 = blk(c->Hs, 0, NB);
-    gsl_matrix_memcpy(&h0.matrix, c->h0);
-    gru_layer_forward(c->Hs, c->Act, c->HP, c->X, &c->w, NB);
-    gsl_matrix_view out = gsl_matrix_submatrix(c->Hs, NB, 0, LT * NB, NH);
-    return tu_dot(&out.matrix, c->R);
-}
-
-START_TEST(test_gru_layer_gradcheck)
-{
-    gsl_rng *r = tu_rng(103);
-    layer_case c;
-    layer_case_init(&c, r);
-    gru_weights dw = {zero_matrix(3 * NH, NE), zero_matrix(3 * NH, NH), zero_matrix(1, 3 * NH),
-                      zero_matrix(1, 3 * NH)};
-    gsl_matrix *dX = zero_matrix(LT * NB, NE), *dHs = zero_matrix((LT + 1) * NB, NH);
-    gsl_matrix *dXP = zero_matrix(LT * NB, 3 * NH), *dHP = zero_matrix(LT * NB, 3 * NH);
-
-    layer_loss(&c);
-    gsl_matrix_view dout = gsl_matrix_submatrix(dHs, NB, 0, LT * NB, NH);
-    gsl_matrix_memcpy(&dout.matrix, c.R); /* the gradient from outside: R; none on h_0 */
-    gru_layer_backward(dX, &dw, dXP, dHP, dHs, c.X, c.Hs, c.Act, c.HP, &c.w, NB);
-    gsl_matrix_view dh0 = blk(dHs, 0, NB);
-
-    double err = 0.0;
-    err = fmax(err, tu_gradcheck("layer X", layer_loss, &c, c.X, dX));
-    err = fmax(err, tu_gradcheck("layer h0", layer_loss, &c, c.h0, &dh0.matrix));
-    err = fmax(err, tu_gradcheck("layer Wx", layer_loss, &c, c.w.Wx, dw.Wx));
-    err = fmax(err, tu_gradcheck("layer Wh", layer_loss, &c, c.w.Wh, dw.Wh));
-    err = fmax(err, tu_gradcheck("layer bx", layer_loss, &c, c.w.bx, dw.bx));
-    err = fmax(err, tu_gradcheck("layer bh", layer_loss, &c, c.w.bh, dw.bh));
-    report_max("gru_layer (T=3)", err);
-
-    gsl_matrix *all[] = {dw.Wx, dw.Wh, dw.bx, dw.bh, dX, dHs, dXP, dHP};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gsl_matrix_free(all[i]);
-    layer_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* The layer is the cell applied step after step: same states as calling the cell by hand. */
-START_TEST(test_gru_layer_is_cell_loop)
-{
-    gsl_rng *r = tu_rng(104);
-    layer_case c;
-    layer_case_init(&c, r);
-    layer_loss(&c);
-    gsl_matrix *h = gsl_matrix_alloc(NB, NH), *a = gsl_matrix_alloc(NB, 3 * NH);
-    gsl_matrix *p = gsl_matrix_alloc(NB, 3 * NH), *hprev = gsl_matrix_alloc(NB, NH);
-    gsl_matrix_memcpy(hprev, c.h0);
-    for (size_t t = 0; t < LT; t++) {
-        gsl_matrix_view x = blk(c.X, t, NB);
-        /* a = x·Wxᵀ + bx, the input part, by hand */
-        for (size_t b = 0; b < NB; b++)
-            for (size_t i = 0; i < 3 * NH; i++) {
-                double s = gsl_matrix_get(c.w.bx, 0, i);
-                for (size_t k = 0; k < NE; k++)
-                    s += gsl_matrix_get(&x.matrix, b, k) * gsl_matrix_get(c.w.Wx, i, k);
-                gsl_matrix_set(a, b, i, s);
-            }
-        gru_cell_forward(h, a, p, hprev, c.w.Wh, c.w.bh);
-        gsl_matrix_view ht = blk(c.Hs, t + 1, NB);
-        for (size_t b = 0; b < NB; b++)
-            for (size_t i = 0; i < NH; i++)
-                tu_assert_rel(gsl_matrix_get(&ht.matrix, b, i), gsl_matrix_get(h, b, i), 1e-13);
-        gsl_matrix_memcpy(hprev, h);
-    }
-    gsl_matrix_free(h);
-    gsl_matrix_free(a);
-    gsl_matrix_free(p);
-    gsl_matrix_free(hprev);
-    layer_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* ---- additive attention --------------------------------------------------------------- */
-
-/* Tt decoder steps of attention over Ts source positions, with inputs S (the query states
- * s_{t−1} of every step, (Tt·B, H)) and Henc ((Ts·B, H), keys and values). The context of
- * every step is written into the last H columns of a wider matrix, as the model does, so
- * the strided paths are the ones tested. */
-typedef struct attn_case {
-    size_t Ts, Tt;
-    gsl_matrix *S, *Henc;        /* inputs */
-    addattn_weights w;           /* Wq (A, H), Wk (A, H), bk (1, A), v (1, A) */
-    gsl_matrix *EK, *EQ, *Alpha; /* (Ts·B, A), (Tt·B, A), (Tt·B, Ts) */
-    gsl_matrix *Cwide;           /* (Tt·B, 2 + H): c_t in columns 2.. */
-    gsl_matrix_view C;           /* (Tt·B, H) */
-    gsl_matrix *R;               /* (Tt·B, H) */
-    addattn_work ws;
-} attn_case;
-
-static void attn_case_init(attn_case *c, size_t Ts, size_t Tt, const gsl_rng *r)
-{
-    c->Ts = Ts;
-    c->Tt = Tt;
-    c->S = rand_matrix(Tt * NB, NH, 1.0, r);
-    c->Henc = rand_matrix(Ts * NB, NH, 1.0, r);
-    c->w.Wq = rand_matrix(NA, NH, 0.7, r);
-    c->w.Wk = rand_matrix(NA, NH, 0.7, r);
-    c->w.bk = rand_matrix(1, NA, 0.3, r);
-    c->w.v = rand_matrix(1, NA, 1.5, r);
-    c->EK = zero_matrix(Ts * NB, NA);
-    c->EQ = zero_matrix(Tt * NB, NA);
-    c->Alpha = zero_matrix(Tt * NB, Ts);
-    c->Cwide = zero_matrix(Tt * NB, 2 + NH);
-    c->C = gsl_matrix_submatrix(c->Cwide, 0, 2, Tt * NB, NH);
-    c->R = rand_matrix(Tt * NB, NH, 1.0, r);
-    c->ws.e = malloc(Ts * sizeof(double));
-    c->ws.da = malloc(Ts * sizeof(double));
-    ck_assert(c->ws.e && c->ws.da);
-}
-
-static void attn_case_free(attn_case *c)
-{
-    gsl_matrix *all[] = {c->S, c->Henc, c->w.Wq, c->w.Wk, c->w.bk, c->w.v,
-                         c->EK, c->EQ, c->Alpha, c->Cwide, c->R};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gsl_matrix_free(all[i]);
-    free(c->ws.e);
-    free(c->ws.da);
-}
-
-/* Keys once, then every step. */
-static void attn_forward(attn_case *c)
-{
-    addattn_keys_forward(c->EK, c->Henc, &c->w);
-    for (size_t t = 0; t < c->Tt; t++) {
-        gsl_matrix_view ct = blk(&c->C.matrix, t, NB), at = blk(c->Alpha, t, NB);
-        gsl_matrix_view qt = blk(c->EQ, t, NB), st = blk(c->S, t, NB);
-        addattn_step_forward(&ct.matrix, &at.matrix, &qt.matrix, &st.matrix, c->EK, c->Henc,
-                             &c->w);
-    }
-}
-
-static double attn_loss(void *ctx)
-{
-    attn_case *c = ctx;
-    attn_forward(c);
-    return tu_dot(&c->C.matrix, c->R);
-}
-
-START_TEST(test_attention_gradcheck)
-{
-    gsl_rng *r = tu_rng(105);
-    attn_case c;
-    attn_case_init(&c, NTS, NTT, r);
-    addattn_weights dw = {zero_matrix(NA, NH), zero_matrix(NA, NH), zero_matrix(1, NA),
-                          zero_matrix(1, NA)};
-    gsl_matrix *dS = zero_matrix(NTT * NB, NH), *dHenc = zero_matrix(NTS * NB, NH);
-    gsl_matrix *dK = zero_matrix(NTS * NB, NA), *dQ = zero_matrix(NTT * NB, NA);
-    /* dC with a row stride of its own, like the model's */
-    gsl_matrix *dCwide = zero_matrix(NTT * NB, NH + 3);
-    gsl_matrix_view dC = gsl_matrix_submatrix(dCwide, 0, 3, NTT * NB, NH);
-    gsl_matrix_memcpy(&dC.matrix, c.R);
-
-    attn_forward(&c);
-    for (size_t t = c.Tt; t-- > 0;) {
-        gsl_matrix_view dst = blk(dS, t, NB), dqt = blk(dQ, t, NB), dct = blk(&dC.matrix, t, NB);
-        gsl_matrix_view at = blk(c.Alpha, t, NB), qt = blk(c.EQ, t, NB);
-        addattn_step_backward(&dst.matrix, dK, &dw, &dqt.matrix, &c.ws, &dct.matrix,
-                              &at.matrix, &qt.matrix, c.EK, c.Henc, &c.w);
-    }
-    addattn_seq_backward(dHenc, &dw, dQ, &dC.matrix, dK, c.S, c.Alpha, c.Henc, &c.w, NB);
-
-    double err = 0.0;
-    err = fmax(err, tu_gradcheck("attn s (query)", attn_loss, &c, c.S, dS));
-    err = fmax(err, tu_gradcheck("attn h (keys, values)", attn_loss, &c, c.Henc, dHenc));
-    err = fmax(err, tu_gradcheck("attn Wq", attn_loss, &c, c.w.Wq, dw.Wq));
-    err = fmax(err, tu_gradcheck("attn Wk", attn_loss, &c, c.w.Wk, dw.Wk));
-    err = fmax(err, tu_gradcheck("attn bk", attn_loss, &c, c.w.bk, dw.bk));
-    err = fmax(err, tu_gradcheck("attn v", attn_loss, &c, c.w.v, dw.v));
-    report_max("attention", err);
-
-    gsl_matrix *all[] = {dw.Wq, dw.Wk, dw.bk, dw.v, dS, dHenc, dK, dQ, dCwide};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        gsl_matrix_free(all[i]);
-    attn_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* The fused score kernel inside addattn_step_forward (e^{2q}·e^{2k}, vᵀ on the fly, 8
- * partial sums) against addattn_scores_reference (libm's tanh, one term at a time), seen
- * through the weights α = softmax(e): A = 19 is two blocks of 8 and a tail. */
-START_TEST(test_scores_match_reference)
-{
-    enum { B = 2, Ts = 5, H = 3, A = 19 };
-    gsl_rng *r = tu_rng(5);
-    gsl_matrix *S = rand_matrix(B, H, 1.0, r), *Henc = rand_matrix(Ts * B, H, 1.0, r);
-    addattn_weights w = {rand_matrix(A, H, 0.9, r), rand_matrix(A, H, 0.9, r),
-                         rand_matrix(1, A, 0.4, r), rand_matrix(1, A, 1.2, r)};
-    gsl_matrix *EK = zero_matrix(Ts * B, A), *EQ = zero_matrix(B, A);
-    gsl_matrix *alpha = zero_matrix(B, Ts), *c = zero_matrix(B, H);
-    gsl_matrix *Q = zero_matrix(B, A), *K = zero_matrix(Ts * B, A);
-    addattn_keys_forward(EK, Henc, &w);
-    addattn_step_forward(c, alpha, EQ, S, EK, Henc, &w);
-
-    /* q = s·W_qᵀ, k = Henc·W_kᵀ + b, then the plain scores and their softmax */
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, S, w.Wq, 0.0, Q);
-    gsl_blas_dgemm(CblasNoTrans, CblasTrans, 1.0, Henc, w.Wk, 0.0, K);
-    for (size_t i = 0; i < Ts * B; i++)
-        for (size_t a = 0; a < A; a++)
-            K->data[i * A + a] += w.bk->data[a];
-    for (size_t b = 0; b < B; b++) {
-        double e[Ts];
-        addattn_scores_reference(e, Q->data + b * A, K->data + b * A, B * A, w.v->data, Ts, A);
-        op_softmax_row(e, Ts);
-        for (size_t j = 0; j < Ts; j++)
-            ck_assert_msg(fabs(gsl_matrix_get(alpha, b, j) - e[j]) <= 1e-14,
-                          "alpha[%zu][%zu] = %.17g, reference %.17g", b, j,
-                          gsl_matrix_get(alpha, b, j), e[j]);
-    }
-    gsl_matrix *all[] = {S, Henc, w.Wq, w.Wk, w.bk, w.v, EK, EQ, alpha, c, Q, K};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-        gsl_matrix_free(all[k]);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* The step against the equations with plain loops and libm's tanh:
- * e_tj = vᵀ tanh(W_q s + W_k h_j + b), α = softmax(e), c = Σ_j α_j h_j.
- * Loop 0 with ordinary weights; loop 1 with W_q and W_k ×40, so q and k reach ±100 with
- * opposite signs and q + k is moderate: the case where computing tanh(q + k) from
- * e^{2q}·e^{2k} must not lose accuracy (tanh's addition formula would cancel there). */
-START_TEST(test_attention_matches_equations)
-{
-    gsl_rng *r = tu_rng(106);
-    attn_case c;
-    attn_case_init(&c, 9, 2, r); /* Ts = 9 > 8: the kernels' blocks and their tails */
-    if (_i == 1) {
-        gsl_matrix_scale(c.w.Wq, 40.0);
-        gsl_matrix_scale(c.w.Wk, 40.0);
-    }
-    attn_forward(&c);
-    const size_t Ts = c.Ts;
-    for (size_t t = 0; t < c.Tt; t++)
-        for (size_t b = 0; b < NB; b++) {
-            const size_t row = t * NB + b;
-            double e[9], emax = -INFINITY, sum = 0.0;
-            for (size_t j = 0; j < Ts; j++) {
-                e[j] = 0.0;
-                for (size_t a = 0; a < NA; a++) {
-                    double pre = gsl_matrix_get(c.w.bk, 0, a);
-                    for (size_t k = 0; k < NH; k++)
-                        pre += gsl_matrix_get(c.w.Wq, a, k) * gsl_matrix_get(c.S, row, k) +
-                               gsl_matrix_get(c.w.Wk, a, k) *
-                                   gsl_matrix_get(c.Henc, j * NB + b, k);
-                    e[j] += gsl_matrix_get(c.w.v, 0, a) * tanh(pre);
-                }
-                emax = fmax(emax, e[j]);
-            }
-            for (size_t j = 0; j < Ts; j++)
-                sum += exp(e[j] - emax);
-            for (size_t j = 0; j < Ts; j++)
-                tu_assert_rel(gsl_matrix_get(c.Alpha, row, j), exp(e[j] - emax) / sum, 1e-12);
-            for (size_t k = 0; k < NH; k++) {
-                double ck = 0.0;
-                for (size_t j = 0; j < Ts; j++)
-                    ck += exp(e[j] - emax) / sum * gsl_matrix_get(c.Henc, j * NB + b, k);
-                tu_assert_rel(gsl_matrix_get(&c.C.matrix, row, k), ck, 1e-12);
-            }
-        }
-    attn_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* Every row of α is a distribution, even when the scores are far apart. */
-START_TEST(test_attention_rows_are_distributions)
-{
-    gsl_rng *r = tu_rng(107);
-    attn_case c;
-    attn_case_init(&c, 11, NTT, r);
-    gsl_matrix_scale(c.w.v, 200.0); /* scores hundreds apart: softmax must not overflow */
-    for (int pass = 0; pass < 2; pass++) {
-        attn_forward(&c);
-        for (size_t i = 0; i < c.Alpha->size1; i++) {
-            double sum = 0.0;
-            for (size_t j = 0; j < c.Ts; j++) {
-                const double a = gsl_matrix_get(c.Alpha, i, j);
-                ck_assert_msg(a >= 0.0 && a <= 1.0, "alpha[%zu][%zu] = %g", i, j, a);
-                sum += a;
-            }
-            ck_assert_msg(fabs(sum - 1.0) < 1e-14, "row %zu sums to %.17g", i, sum);
-        }
-        gsl_matrix_scale(c.w.v, 1.0 / 200.0);
-    }
-    attn_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* The context really reads the encoder states: change one value h_j of example 0 and its
- * context moves by exactly α_j·Δ (keys left as they were), example 1's does not move;
- * change it as a key too and the weights themselves change. */
-START_TEST(test_attention_reads_encoder_states)
-{
-    gsl_rng *r = tu_rng(108);
-    attn_case c;
-    attn_case_init(&c, NTS, 1, r);
-    attn_forward(&c);
-    gsl_matrix *C0 = gsl_matrix_alloc(NB, NH), *A0 = gsl_matrix_alloc(NB, NTS);
-    gsl_matrix_memcpy(C0, &c.C.matrix);
-    gsl_matrix_memcpy(A0, c.Alpha);
-
-    const size_t j = 2, row = j * NB + 0; /* h_j of example 0 */
-    const double delta = 0.25;
-    for (size_t k = 0; k < NH; k++)
-        gsl_matrix_set(c.Henc, row, k, gsl_matrix_get(c.Henc, row, k) + delta);
-    /* as a value only: the keys stay those of the old states */
-    gsl_matrix_view c0 = blk(&c.C.matrix, 0, NB), a0 = blk(c.Alpha, 0, NB);
-    gsl_matrix_view q0 = blk(c.EQ, 0, NB), s0 = blk(c.S, 0, NB);
-    addattn_step_forward(&c0.matrix, &a0.matrix, &q0.matrix, &s0.matrix, c.EK, c.Henc, &c.w);
-    for (size_t k = 0; k < NH; k++) {
-        const double moved = gsl_matrix_get(&c.C.matrix, 0, k) - gsl_matrix_get(C0, 0, k);
-        tu_assert_rel(moved, gsl_matrix_get(A0, 0, j) * delta, 1e-9);
-        ck_assert(gsl_matrix_get(&c.C.matrix, 1, k) == gsl_matrix_get(C0, 1, k));
-    }
-    /* as a key too: α of example 0 changes, example 1's does not */
-    attn_forward(&c);
-    double change = 0.0;
-    for (size_t i = 0; i < NTS; i++) {
-        change += fabs(gsl_matrix_get(c.Alpha, 0, i) - gsl_matrix_get(A0, 0, i));
-        ck_assert(gsl_matrix_get(c.Alpha, 1, i) == gsl_matrix_get(A0, 1, i));
-    }
-    ck_assert_msg(change > 1e-6, "alpha did not change: %g", change);
-
-    gsl_matrix_free(C0);
-    gsl_matrix_free(A0);
-    attn_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* With one source position there is nothing to choose: α = 1 exactly and c = h_1. */
-START_TEST(test_attention_single_source)
-{
-    gsl_rng *r = tu_rng(109);
-    attn_case c;
-    attn_case_init(&c, 1, NTT, r);
-    attn_forward(&c);
-    for (size_t t = 0; t < NTT; t++)
-        for (size_t b = 0; b < NB; b++) {
-            ck_assert(gsl_matrix_get(c.Alpha, t * NB + b, 0) == 1.0);
-            for (size_t k = 0; k < NH; k++)
-                ck_assert(gsl_matrix_get(&c.C.matrix, t * NB + b, k) ==
-                          gsl_matrix_get(c.Henc, b, k));
-        }
-    attn_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
-/* Pre-activations far beyond any sane training (|q| ~ 1e5) still give distributions: the
- * clamp before e^{2x} keeps every product finite or a clean 0/∞, never ∞·0. A NaN in an
- * encoder state comes out as NaN weights, not as a plausible-looking distribution. */
-START_TEST(test_attention_extremes)
-{
-    gsl_rng *r = tu_rng(110);
-    attn_case c;
-    attn_case_init(&c, NTS, 1, r);
-    gsl_matrix_scale(c.w.Wq, 1e5);
-    attn_forward(&c);
-    for (size_t b = 0; b < NB; b++) {
-        double sum = 0.0;
-        for (size_t j = 0; j < NTS; j++) {
-            const double a = gsl_matrix_get(c.Alpha, b, j);
-            ck_assert_msg(isfinite(a) && a >= 0.0, "alpha[%zu][%zu] = %g", b, j, a);
-            sum += a;
-        }
-        ck_assert_msg(fabs(sum - 1.0) < 1e-14, "row %zu sums to %.17g", b, sum);
-    }
-    gsl_matrix_set(c.Henc, 0 * NB + 1, 0, NAN); /* h_1 of example 1, a key and a value */
-    attn_forward(&c);
-    ck_assert(isnan(gsl_matrix_get(c.Alpha, 1, 0)) && isnan(gsl_matrix_get(&c.C.matrix, 1, 0)));
-    ck_assert(isfinite(gsl_matrix_get(c.Alpha, 0, 0))); /* example 0 untouched */
-    attn_case_free(&c);
-    gsl_rng_free(r);
-}
-END_TEST
-
 /* ---- the model -------------------------------------------------------------------------- */
 
 static const char *const cells[2] = {"gru", "lstm"};
@@ -588,34 +45,6 @@ static config small_config(const char *cell)
     return c;
 }
 
-static model *new_model(const config *c, unsigned long seed)
-{
-    model *m = rnnattn_ops.alloc(c);
-    ck_assert_ptr_nonnull(m);
-    gsl_rng *r = tu_rng(seed);
-    rnnattn_ops.init(m, r);
-    gsl_rng_free(r);
-    return m;
-}
-
-/* A batch of random tokens with B, Ts, Tt of its own (not a copy task: Tt ≠ Ts tests
- * that no size is confused with another). */
-static void random_batch(batch *b, size_t B, size_t Ts, size_t Tt, size_t nsym,
-                         const gsl_rng *r)
-{
-    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
-    b->B = B;
-    b->Ts = Ts;
-    b->Tt = Tt;
-    for (size_t i = 0; i < B * Ts; i++)
-        b->src[i] = (int)gsl_rng_uniform_int(r, nsym);
-    for (size_t i = 0; i < B; i++)
-        for (size_t t = 0; t < Tt; t++) {
-            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, nsym);
-            b->dec_in[i * Tt + t] = t == 0 ? (int)nsym : b->tgt[i * Tt + t - 1];
-        }
-}
-
 static void print_tensor_error(void *ctx, const char *tensor, double err, size_t row,
                                size_t col)
 {
@@ -629,10 +58,10 @@ START_TEST(test_model_gradcheck)
 {
     config c = small_config(cells[_i % 2]);
     c.bidirectional = _i / 2;
-    model *m = new_model(&c, 110 + (unsigned long)_i);
+    model *m = tu_new_model(&rnnattn_ops, &c, 110 + (unsigned long)_i);
     gsl_rng *r = tu_rng(111);
     batch b;
-    random_batch(&b, NB, NTS, NTT, NSYM, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
     char what[48];
     snprintf(what, sizeof what, "model (cell %s%s)", cells[_i % 2],
@@ -641,7 +70,7 @@ START_TEST(test_model_gradcheck)
                      c.bidirectional ? "init.W" : "out.b");
     const double err = gradcheck_model(m, &b, 1, print_tensor_error, what);
     ck_assert_double_lt(err, GRADCHECK_TOL);
-    report_max(what, err);
+    tu_report_max("rnnattn", what, err);
     batch_free(&b);
     gsl_rng_free(r);
     rnnattn_ops.free(m);
@@ -680,7 +109,7 @@ START_TEST(test_trace_alignment)
 {
     config c = small_config(cells[_i % 2]);
     c.bidirectional = _i / 2; /* the alignment over the annotations [→h_j; ←h_j] */
-    model *m = new_model(&c, 118);
+    model *m = tu_new_model(&rnnattn_ops, &c, 118);
     enum { Ts = 7, Tt = 5 };
     const int src[Ts] = {3, 0, 7, 7, 1, 5, 2};
     int out[Tt], dec[Tt];
@@ -718,18 +147,18 @@ START_TEST(test_bidirectional_encoder)
 {
     config c = small_config(cells[_i]);
     c.bidirectional = 1;
-    model *m = new_model(&c, 121);
+    model *m = tu_new_model(&rnnattn_ops, &c, 121);
     rnnattn_model *rm = (rnnattn_model *)m;
     gsl_rng *r = tu_rng(122);
     batch b;
-    random_batch(&b, NB, NTS, NTT, NSYM, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
     ck_assert(!isnan(rnnattn_ops.forward(m, &b, NULL)));
 
     const size_t GH = rm->cell->gates * NH;
-    gsl_matrix *X = zero_matrix(NTS * NB, NE), *Hr = zero_matrix((NTS + 1) * NB, NH);
-    gsl_matrix *Cr = zero_matrix((NTS + 1) * NB, NH), *Act = zero_matrix(NTS * NB, GH);
-    gsl_matrix *HP = zero_matrix(NTS * NB, GH);
+    gsl_matrix *X = tu_zero_matrix(NTS * NB, NE), *Hr = tu_zero_matrix((NTS + 1) * NB, NH);
+    gsl_matrix *Cr = tu_zero_matrix((NTS + 1) * NB, NH), *Act = tu_zero_matrix(NTS * NB, GH);
+    gsl_matrix *HP = tu_zero_matrix(NTS * NB, GH);
     /* step k (1-based) of the backward encoder reads x_{Ts+1−k} */
     for (size_t k = 1; k <= NTS; k++)
         for (size_t i = 0; i < NB; i++) {
@@ -853,7 +282,7 @@ START_TEST(test_init)
     rnnattn_ops.defaults(&c);
     snprintf(c.cell, sizeof c.cell, "%s", cells[_i]);
     c.forget_bias = 2.5;
-    model *m = new_model(&c, 119), *twin = new_model(&c, 119);
+    model *m = tu_new_model(&rnnattn_ops, &c, 119), *twin = tu_new_model(&rnnattn_ops, &c, 119);
     arena *a = &m->params;
     ck_assert_mem_eq(a->data, twin->params.data, a->size * sizeof(double));
     const double kH = 1.0 / sqrt(128.0), k2H = 1.0 / sqrt(256.0);
@@ -889,13 +318,6 @@ END_TEST
 
 /* ---- error paths ------------------------------------------------------------------------ */
 
-static int gsl_errors;
-static void count_error(const char *reason, const char *file, int line, int gsl_errno)
-{
-    (void)reason, (void)file, (void)line, (void)gsl_errno;
-    gsl_errors++;
-}
-
 START_TEST(test_errors)
 {
     config c = small_config("gru");
@@ -915,43 +337,43 @@ START_TEST(test_errors)
     ck_assert_int_eq(rnnattn_ops.check(&bad, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "--emb-init"));
 
-    model *m = new_model(&c, 120);
+    model *m = tu_new_model(&rnnattn_ops, &c, 120);
     ck_assert_int_eq(rnnattn_ops.reserve(m, 0, 3, 3), -1);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, SIZE_MAX / 2, SIZE_MAX / 2), -1);
     ck_assert_int_eq(rnnattn_ops.reserve(m, NB, NTS, NTT), 0);
 
-    gsl_error_handler_t *old = gsl_set_error_handler(count_error);
+    gsl_error_handler_t *old = gsl_set_error_handler(tu_count_error);
     gsl_rng *r = tu_rng(121);
     batch b, longer;
-    random_batch(&b, NB, NTS, NTT, NSYM, r);
-    random_batch(&longer, NB, NTS, NTT + 1, NSYM, r);
+    tu_random_batch(&b, NB, NTS, NTT, &c, r);
+    tu_random_batch(&longer, NB, NTS, NTT + 1, &c, r);
     int out[NB * (NTT + 1)];
 
-    gsl_errors = 0;
+    tu_errors = 0;
     ck_assert(isnan(rnnattn_ops.forward(m, &longer, NULL))); /* Tt beyond the reservation */
-    ck_assert_int_eq(gsl_errors, 1);
+    ck_assert_int_eq(tu_errors, 1);
     rnnattn_ops.backward(m, &b); /* no forward of this batch */
-    ck_assert_int_eq(gsl_errors, 2);
+    ck_assert_int_eq(tu_errors, 2);
     rnnattn_ops.decode(m, b.src, NB, NTS, NTT + 1, out);
-    ck_assert_int_eq(gsl_errors, 3);
+    ck_assert_int_eq(tu_errors, 3);
     trace_log log = {0};
     ck_assert_int_eq(rnnattn_ops.trace(m, b.src, NTS + 1, NTT, out, record, &log), -1);
-    ck_assert_int_eq(gsl_errors, 4);
+    ck_assert_int_eq(tu_errors, 4);
     b.src[1] = NSYM + 1; /* past BOS: not a token */
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 5);
+    ck_assert_int_eq(tu_errors, 5);
     b.src[1] = -1;
     ck_assert_int_eq(rnnattn_ops.trace(m, b.src, NTS, NTT, out, record, &log), -1);
-    ck_assert_int_eq(gsl_errors, 6);
+    ck_assert_int_eq(tu_errors, 6);
     ck_assert_int_eq(log.calls, 0);
     b.src[1] = 0;
     b.dec_in[2] = -3; /* a decoder input, then a target, outside the vocabulary */
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 7);
+    ck_assert_int_eq(tu_errors, 7);
     b.dec_in[2] = 0;
     b.tgt[NB * NTT - 1] = NSYM + 1;
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 8);
+    ck_assert_int_eq(tu_errors, 8);
     b.tgt[NB * NTT - 1] = 0;
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL))); /* and still works */
 
@@ -968,10 +390,10 @@ START_TEST(test_errors)
     const int tgt0 = b.tgt[0];
     b.tgt[0] = -1;
     ck_assert(isnan(rnnattn_ops.forward(m, &b, NULL)));
-    ck_assert_int_eq(gsl_errors, 9);
+    ck_assert_int_eq(tu_errors, 9);
     b.tgt[0] = tgt0;
     ck_assert_int_eq(rnnattn_ops.backward(m, &b), -1);
-    ck_assert_int_eq(gsl_errors, 10);
+    ck_assert_int_eq(tu_errors, 10);
     for (size_t i = 0; i < a->size; i++)
         ck_assert(a->grad[i] == 0.0);
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
@@ -984,7 +406,7 @@ START_TEST(test_errors)
     ck_assert_int_eq(rnnattn_ops.reserve(m, SIZE_MAX / 2, NTS, NTT), -1);
     ck_assert(isfinite(rnnattn_ops.forward(m, &b, NULL)));
     ck_assert_int_eq(rnnattn_ops.backward(m, &b), 0);
-    ck_assert_int_eq(gsl_errors, 10);
+    ck_assert_int_eq(tu_errors, 10);
     gsl_set_error_handler(old);
 
     batch_free(&b);
@@ -997,23 +419,6 @@ END_TEST
 Suite *make_rnnattn_suite(void)
 {
     Suite *s = suite_create("rnn_attention");
-
-    TCase *gru = tcase_create("gru");
-    tcase_add_test(gru, test_gru_cell_matches_equations);
-    tcase_add_test(gru, test_gru_cell_gradcheck);
-    tcase_add_test(gru, test_gru_layer_gradcheck);
-    tcase_add_test(gru, test_gru_layer_is_cell_loop);
-    suite_add_tcase(s, gru);
-
-    TCase *attn = tcase_create("attention");
-    tcase_add_test(attn, test_attention_gradcheck);
-    tcase_add_test(attn, test_scores_match_reference);
-    tcase_add_loop_test(attn, test_attention_matches_equations, 0, 2);
-    tcase_add_test(attn, test_attention_rows_are_distributions);
-    tcase_add_test(attn, test_attention_reads_encoder_states);
-    tcase_add_test(attn, test_attention_single_source);
-    tcase_add_test(attn, test_attention_extremes);
-    suite_add_tcase(s, attn);
 
     TCase *mdl = tcase_create("model");
     /* cell gru, cell lstm, then each with the bidirectional encoder */

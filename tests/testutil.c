@@ -1,6 +1,8 @@
 /* testutil.c — helpers shared by the test files (see testutil.h). */
 #include "testutil.h"
 
+#include "../common/core/task.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,49 @@ double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix
     return err;
 }
 
+gsl_matrix *tu_pool_new(tu_pool *p, size_t rows, size_t cols, double scale, const gsl_rng *r)
+{
+    ck_assert_uint_lt(p->n, sizeof p->m / sizeof p->m[0]);
+    gsl_matrix *m = gsl_matrix_calloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    if (scale > 0)
+        tu_fill(m, scale, r);
+    p->m[p->n++] = m;
+    return m;
+}
+
+void tu_pool_free(tu_pool *p)
+{
+    for (size_t k = 0; k < p->n; k++)
+        gsl_matrix_free(p->m[k]);
+    p->n = 0;
+}
+
+gsl_matrix *tu_rand_matrix(size_t rows, size_t cols, double scale, const gsl_rng *r)
+{
+    gsl_matrix *m = gsl_matrix_alloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    tu_fill(m, scale, r);
+    return m;
+}
+
+gsl_matrix *tu_zero_matrix(size_t rows, size_t cols)
+{
+    gsl_matrix *m = gsl_matrix_calloc(rows, cols);
+    ck_assert_ptr_nonnull(m);
+    return m;
+}
+
+gsl_matrix_view tu_step_block(gsl_matrix *m, size_t k, size_t B)
+{
+    return gsl_matrix_submatrix(m, k * B, 0, B, m->size2);
+}
+
+void tu_report_max(const char *prefix, const char *what, double err)
+{
+    printf("%s gradcheck %-22s max relative error %.2e\n", prefix, what, err);
+}
+
 const char *tu_program(void)
 {
     const char *p = getenv("ATTNLAB");
@@ -82,4 +127,40 @@ int tu_run_quiet(const char *const *args, char *err, size_t n)
     close(fe);
     unlink(errp);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+model *tu_new_model(const model_ops *ops, const config *c, unsigned long seed)
+{
+    model *m = ops->alloc(c);
+    ck_assert_msg(m != NULL, "%s: alloc failed", ops->name);
+    gsl_rng *r = tu_rng(seed);
+    ops->init(m, r);
+    gsl_rng_free(r);
+    return m;
+}
+
+void tu_random_batch(batch *b, size_t B, size_t Ts, size_t Tt, const config *c,
+                     const gsl_rng *r)
+{
+    ck_assert_int_eq(batch_alloc(b, B, Ts, Tt), 0);
+    b->B = B;
+    b->Ts = Ts;
+    b->Tt = Tt;
+    for (size_t i = 0; i < B * Ts; i++)
+        b->src[i] = (int)gsl_rng_uniform_int(r, c->symbols);
+    for (size_t i = 0; i < B; i++)
+        for (size_t t = 0; t < Tt; t++) {
+            b->tgt[i * Tt + t] = (int)gsl_rng_uniform_int(r, c->symbols);
+            b->dec_in[i * Tt + t] = t ? b->tgt[i * Tt + t - 1] : config_bos(c);
+        }
+}
+
+int tu_errors;
+char tu_reason[200];
+
+void tu_count_error(const char *reason, const char *file, int line, int gsl_errno)
+{
+    (void)file, (void)line, (void)gsl_errno;
+    tu_errors++;
+    snprintf(tu_reason, sizeof tu_reason, "%s", reason ? reason : "");
 }

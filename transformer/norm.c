@@ -4,7 +4,7 @@
  * Design. Row by row over D features, in blocks of FM_LANES with FM_LANES partial sums, so
  * that the loops vectorise (see common/core/fastmath.h); FM_CLONES compiles them for AVX2 and
  * AVX-512 too, with the same bits at every width. The plain one-sum-at-a-time version is
- * in tests/test_tfm.c, which holds these to it.
+ * in tests/test_tfm_layers.c, which holds these to it.
  *
  * Invariant. Each row (one position of one sequence) is normalised on its own: no
  * statistic crosses positions, so nothing leaks past the causal mask. The forward keeps

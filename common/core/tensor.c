@@ -245,7 +245,7 @@ void op_linear_forward(gsl_matrix *Y, const gsl_matrix *X, const gsl_matrix *W,
 /* The two bias passes run on every linear layer of every model, so they are written to
  * vectorise (fm_add_row, compiled for each vector width by FM_CLONES). Each entry gets
  * the same additions in the same order as in the plain double loop (a row at a time,
- * rows in order), so every width gives the plain loop's bits: tests/test_tfm.c holds
+ * rows in order), so every width gives the plain loop's bits: tests/test_tfm_layers.c holds
  * them to it. */
 FM_CLONES
 void op_add_bias(gsl_matrix *x, const gsl_matrix *bias)

@@ -1,10 +1,10 @@
-/* handout.h — the lab handouts as the tests read and run them: the attnlab and gnuplot
+/* testhandout.h — the lab handouts as the tests read and run them: the attnlab and gnuplot
  * commands of their ```sh blocks, split into words the way sh would, and a way to run one
  * from the top of the tree with its results/labs/ paths moved into a directory of the
  * test. Shared by test_docs.c (the handouts run as written) and test_keys.c (the keys'
  * bands hold for this build). */
-#ifndef ATTNLAB_TESTS_HANDOUT_H
-#define ATTNLAB_TESTS_HANDOUT_H
+#ifndef ATTNLAB_TESTHANDOUT_H
+#define ATTNLAB_TESTHANDOUT_H
 
 #include <stddef.h>
 
@@ -48,7 +48,7 @@ int ho_exists(const char *path);
 /* The file names matching a glob pattern, sorted, into out; returns the count. */
 size_t ho_find_files(const char *pattern, char (*out)[PATH_LEN], size_t max);
 
-/* Splits one logical shell line into words as sh would (see handout.c); -1 when it
+/* Splits one logical shell line into words as sh would (see testhandout.c); -1 when it
  * cannot. *bad_segments flags the pipeline segments that use shell syntax. */
 int ho_split_words(const char *s, char **out, int max, int *bad_segments);
 

@@ -1,11 +1,11 @@
-/* reportutil.h — what the report and figure tests share (prefix: ru_): run directories
+/* testreport.h — what the report and figure tests share (prefix: ru_): run directories
  * made from tests/fixtures/run/ with one value changed, and the program run as a user
  * would run it, in a child process, with what it printed kept.
  *
  * tests/fixtures/run/ is a run directory written by `attnlab train` (the smoke preset:
  * lstm, copy, seed 1, 40 steps), trimmed to the lengths 2 to 8. */
-#ifndef ATTNLAB_REPORTUTIL_H
-#define ATTNLAB_REPORTUTIL_H
+#ifndef ATTNLAB_TESTREPORT_H
+#define ATTNLAB_TESTREPORT_H
 
 #include <stddef.h>
 #include <sys/resource.h>

@@ -1,5 +1,6 @@
-/* cli_helpers.c — running the attnlab program from the tests (see cli_helpers.h). */
-#include "cli_helpers.h"
+/* testcli.c — running the attnlab program from the tests (see testcli.h). */
+#include "testcli.h"
+#include "testutil.h"
 
 #include <check.h>
 #include <fcntl.h>
@@ -8,12 +9,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-const char *cli_program(void)
-{
-    const char *p = getenv("ATTNLAB");
-    return p && *p ? p : "build/attnlab";
-}
 
 void cli_slurp(const char *path, char *buf, size_t n)
 {
@@ -33,7 +28,7 @@ void cli_run(run_out *r, const char *stdin_text, const char *const *args)
     if (stdin_text)
         ck_assert(write(fi, stdin_text, strlen(stdin_text)) == (ssize_t)strlen(stdin_text));
     lseek(fi, 0, SEEK_SET);
-    const char *argv[64] = {cli_program()};
+    const char *argv[64] = {tu_program()};
     size_t n = 1;
     for (; args[n - 1] && n < 63; n++)
         argv[n] = args[n - 1];

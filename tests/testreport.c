@@ -1,6 +1,6 @@
-/* reportutil.c — run directories made from the fixture, and the program run as a user
- * would (see reportutil.h). */
-#include "reportutil.h"
+/* testreport.c — run directories made from the fixture, and the program run as a user
+ * would (see testreport.h). */
+#include "testreport.h"
 
 #include <check.h>
 #include <dirent.h>

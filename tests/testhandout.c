@@ -1,5 +1,5 @@
-/* handout.c — reading and running the commands of a lab handout (see handout.h). */
-#include "handout.h"
+/* testhandout.c — reading and running the commands of a lab handout (see testhandout.h). */
+#include "testhandout.h"
 
 #include <check.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* cli_helpers.h — running the attnlab program from the tests of its command line
+/* testcli.h — running the attnlab program from the tests of its command line
  * (prefix: cli_).
  *
  * Design. The tests of test_cli.c, test_cli_runs.c and test_compare.c see the program
@@ -6,8 +6,8 @@
  * build/attnlab) in a child process and reads what it printed, its exit status and the
  * files it wrote. These are the few ways they do it, written once.
  */
-#ifndef ATTNLAB_CLI_HELPERS_H
-#define ATTNLAB_CLI_HELPERS_H
+#ifndef ATTNLAB_TESTCLI_H
+#define ATTNLAB_TESTCLI_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -18,9 +18,6 @@ typedef struct run_out {
     char out[16384]; /* standard output (truncated) */
     char err[4096];  /* standard error (truncated) */
 } run_out;
-
-/* The program under test: $ATTNLAB, or build/attnlab. */
-const char *cli_program(void);
 
 /* Runs the program with the NULL-terminated argument list args (argv[0] excluded, at
  * most 62), feeding stdin_text (may be NULL) on standard input, into r. */

@@ -1,0 +1,250 @@
+/* test_gru.c — the GRU cell and layer of rnn_attention/gru.c (suite: gru).
+ *
+ * Design. The cell's forward pass is held to the equations of gru.h written as plain
+ * scalar loops, its backward and the layer's (T = 3 steps, initial state included) to
+ * central differences; the layer is the cell applied step by step. Sizes are all
+ * different (B = 2, T = 3, E = 5, H = 6) so a transposed index cannot pass by accident,
+ * and the loss Σ out ⊙ R with a fixed random R gives every output entry its own weight.
+ */
+#include <check.h>
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/core/config.h"
+#include "../common/core/gradcheck.h"
+#include "../common/core/model.h"
+#include "../common/core/task.h"
+#include "../common/core/tensor.h"
+#include "../rnn_attention/addattn.h"
+#include "../rnn_attention/gru.h"
+#include "../rnn_attention/rnnattn.h"
+#include "testutil.h"
+
+enum { NB = 2, NTS = 4, NTT = 3, NE = 5, NH = 6, NA = 7, NSYM = 8 };
+
+static double sigmoid_ref(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* ---- the GRU cell ------------------------------------------------------------------------ */
+
+typedef struct cell_case {
+    gsl_matrix *xp, *h_prev, *Wh, *bh; /* what the gradients are taken of */
+    gsl_matrix *h, *act, *hp, *R;      /* output, cache, loss weights */
+} cell_case;
+
+static void cell_case_init(cell_case *c, const gsl_rng *r)
+{
+    c->xp = tu_rand_matrix(NB, 3 * NH, 1.3, r);
+    c->h_prev = tu_rand_matrix(NB, NH, 0.9, r);
+    c->Wh = tu_rand_matrix(3 * NH, NH, 0.6, r);
+    c->bh = tu_rand_matrix(1, 3 * NH, 0.5, r);
+    c->h = tu_zero_matrix(NB, NH);
+    c->act = tu_zero_matrix(NB, 3 * NH);
+    c->hp = tu_zero_matrix(NB, 3 * NH);
+    c->R = tu_rand_matrix(NB, NH, 1.0, r);
+}
+
+static void cell_case_free(cell_case *c)
+{
+    gsl_matrix *all[] = {c->xp, c->h_prev, c->Wh, c->bh, c->h, c->act, c->hp, c->R};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gsl_matrix_free(all[i]);
+}
+
+/* loss = Σ h ⊙ R, h = cell(xp, h_prev) */
+static double cell_loss(void *ctx)
+{
+    cell_case *c = ctx;
+    gsl_matrix_memcpy(c->act, c->xp); /* the cell overwrites its input with the gates */
+    gru_cell_forward(c->h, c->act, c->hp, c->h_prev, c->Wh, c->bh);
+    return tu_dot(c->h, c->R);
+}
+
+/* The cell against PyTorch's equations written out plainly, element by element. */
+START_TEST(test_gru_cell_matches_equations)
+{
+    gsl_rng *r = tu_rng(101);
+    cell_case c;
+    cell_case_init(&c, r);
+    cell_loss(&c);
+    for (size_t b = 0; b < NB; b++)
+        for (size_t i = 0; i < NH; i++) {
+            double u[3]; /* (U h + b_h) of gate g, unit i */
+            for (size_t g = 0; g < 3; g++) {
+                u[g] = gsl_matrix_get(c.bh, 0, g * NH + i);
+                for (size_t k = 0; k < NH; k++)
+                    u[g] += gsl_matrix_get(c.Wh, g * NH + i, k) * gsl_matrix_get(c.h_prev, b, k);
+            }
+            const double rg = sigmoid_ref(gsl_matrix_get(c.xp, b, i) + u[0]);
+            const double zg = sigmoid_ref(gsl_matrix_get(c.xp, b, NH + i) + u[1]);
+            const double ng = tanh(gsl_matrix_get(c.xp, b, 2 * NH + i) + rg * u[2]);
+            const double h = (1.0 - zg) * ng + zg * gsl_matrix_get(c.h_prev, b, i);
+            tu_assert_rel(gsl_matrix_get(c.h, b, i), h, 1e-13);
+            tu_assert_rel(gsl_matrix_get(c.act, b, i), rg, 1e-13);
+            tu_assert_rel(gsl_matrix_get(c.act, b, NH + i), zg, 1e-13);
+            tu_assert_rel(gsl_matrix_get(c.act, b, 2 * NH + i), ng, 1e-13);
+        }
+    cell_case_free(&c);
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_gru_cell_gradcheck)
+{
+    gsl_rng *r = tu_rng(102);
+    cell_case c;
+    cell_case_init(&c, r);
+    gsl_matrix *dxp = tu_zero_matrix(NB, 3 * NH), *dhp = tu_zero_matrix(NB, 3 * NH);
+    gsl_matrix *dh_prev = tu_zero_matrix(NB, NH), *dWh = tu_zero_matrix(3 * NH, NH);
+    gsl_matrix *dbh = tu_zero_matrix(1, 3 * NH);
+
+    cell_loss(&c);
+    gru_cell_backward(dxp, dhp, dh_prev, c.R, c.act, c.hp, c.h_prev, c.Wh);
+    /* the caller's share: hp = h_prev·Whᵀ + bh ⇒ dWh = dhpᵀ·h_prev, dbh = Σ_rows dhp */
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, dhp, c.h_prev, 0.0, dWh);
+    op_bias_backward(dbh, dhp);
+
+    double err = 0.0;
+    err = fmax(err, tu_gradcheck("cell xp", cell_loss, &c, c.xp, dxp));
+    err = fmax(err, tu_gradcheck("cell h_prev", cell_loss, &c, c.h_prev, dh_prev));
+    err = fmax(err, tu_gradcheck("cell Wh", cell_loss, &c, c.Wh, dWh));
+    err = fmax(err, tu_gradcheck("cell bh", cell_loss, &c, c.bh, dbh));
+    tu_report_max("rnnattn", "gru_cell", err);
+
+    gsl_matrix *all[] = {dxp, dhp, dh_prev, dWh, dbh};
+    for (size_t i = 0; i < 5; i++)
+        gsl_matrix_free(all[i]);
+    cell_case_free(&c);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ---- the GRU layer ------------------------------------------------------------------------ */
+
+enum { LT = 3 }; /* steps of the layer test */
+
+typedef struct layer_case {
+    gsl_matrix *X, *h0;         /* inputs (LT·B, E), (B, H) */
+    gru_weights w;              /* Wx (3H, E), Wh (3H, H), bx, bh (1, 3H) */
+    gsl_matrix *Hs, *Act, *HP;  /* ((LT+1)·B, H), (LT·B, 3H) ×2 */
+    gsl_matrix *R;              /* (LT·B, H) weights of h_1..h_T in the loss */
+} layer_case;
+
+static void layer_case_init(layer_case *c, const gsl_rng *r)
+{
+    c->X = tu_rand_matrix(LT * NB, NE, 1.0, r);
+    c->h0 = tu_rand_matrix(NB, NH, 0.8, r);
+    c->w.Wx = tu_rand_matrix(3 * NH, NE, 0.5, r);
+    c->w.Wh = tu_rand_matrix(3 * NH, NH, 0.5, r);
+    c->w.bx = tu_rand_matrix(1, 3 * NH, 0.4, r);
+    c->w.bh = tu_rand_matrix(1, 3 * NH, 0.4, r);
+    c->Hs = tu_zero_matrix((LT + 1) * NB, NH);
+    c->Act = tu_zero_matrix(LT * NB, 3 * NH);
+    c->HP = tu_zero_matrix(LT * NB, 3 * NH);
+    c->R = tu_rand_matrix(LT * NB, NH, 1.0, r);
+}
+
+static void layer_case_free(layer_case *c)
+{
+    gsl_matrix *all[] = {c->X, c->h0, c->w.Wx, c->w.Wh, c->w.bx, c->w.bh,
+                         c->Hs, c->Act, c->HP, c->R};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gsl_matrix_free(all[i]);
+}
+
+/* loss = Σ_t h_t ⊙ R_t over every state the layer writes */
+static double layer_loss(void *ctx)
+{
+    layer_case *c = ctx;
+    gsl_matrix_view h0 = tu_step_block(c->Hs, 0, NB);
+    gsl_matrix_memcpy(&h0.matrix, c->h0);
+    gru_layer_forward(c->Hs, c->Act, c->HP, c->X, &c->w, NB);
+    gsl_matrix_view out = gsl_matrix_submatrix(c->Hs, NB, 0, LT * NB, NH);
+    return tu_dot(&out.matrix, c->R);
+}
+
+START_TEST(test_gru_layer_gradcheck)
+{
+    gsl_rng *r = tu_rng(103);
+    layer_case c;
+    layer_case_init(&c, r);
+    gru_weights dw = {tu_zero_matrix(3 * NH, NE), tu_zero_matrix(3 * NH, NH), tu_zero_matrix(1, 3 * NH),
+                      tu_zero_matrix(1, 3 * NH)};
+    gsl_matrix *dX = tu_zero_matrix(LT * NB, NE), *dHs = tu_zero_matrix((LT + 1) * NB, NH);
+    gsl_matrix *dXP = tu_zero_matrix(LT * NB, 3 * NH), *dHP = tu_zero_matrix(LT * NB, 3 * NH);
+
+    layer_loss(&c);
+    gsl_matrix_view dout = gsl_matrix_submatrix(dHs, NB, 0, LT * NB, NH);
+    gsl_matrix_memcpy(&dout.matrix, c.R); /* the gradient from outside: R; none on h_0 */
+    gru_layer_backward(dX, &dw, dXP, dHP, dHs, c.X, c.Hs, c.Act, c.HP, &c.w, NB);
+    gsl_matrix_view dh0 = tu_step_block(dHs, 0, NB);
+
+    double err = 0.0;
+    err = fmax(err, tu_gradcheck("layer X", layer_loss, &c, c.X, dX));
+    err = fmax(err, tu_gradcheck("layer h0", layer_loss, &c, c.h0, &dh0.matrix));
+    err = fmax(err, tu_gradcheck("layer Wx", layer_loss, &c, c.w.Wx, dw.Wx));
+    err = fmax(err, tu_gradcheck("layer Wh", layer_loss, &c, c.w.Wh, dw.Wh));
+    err = fmax(err, tu_gradcheck("layer bx", layer_loss, &c, c.w.bx, dw.bx));
+    err = fmax(err, tu_gradcheck("layer bh", layer_loss, &c, c.w.bh, dw.bh));
+    tu_report_max("rnnattn", "gru_layer (T=3)", err);
+
+    gsl_matrix *all[] = {dw.Wx, dw.Wh, dw.bx, dw.bh, dX, dHs, dXP, dHP};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gsl_matrix_free(all[i]);
+    layer_case_free(&c);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The layer is the cell applied step after step: same states as calling the cell by hand. */
+START_TEST(test_gru_layer_is_cell_loop)
+{
+    gsl_rng *r = tu_rng(104);
+    layer_case c;
+    layer_case_init(&c, r);
+    layer_loss(&c);
+    gsl_matrix *h = gsl_matrix_alloc(NB, NH), *a = gsl_matrix_alloc(NB, 3 * NH);
+    gsl_matrix *p = gsl_matrix_alloc(NB, 3 * NH), *hprev = gsl_matrix_alloc(NB, NH);
+    gsl_matrix_memcpy(hprev, c.h0);
+    for (size_t t = 0; t < LT; t++) {
+        gsl_matrix_view x = tu_step_block(c.X, t, NB);
+        /* a = x·Wxᵀ + bx, the input part, by hand */
+        for (size_t b = 0; b < NB; b++)
+            for (size_t i = 0; i < 3 * NH; i++) {
+                double s = gsl_matrix_get(c.w.bx, 0, i);
+                for (size_t k = 0; k < NE; k++)
+                    s += gsl_matrix_get(&x.matrix, b, k) * gsl_matrix_get(c.w.Wx, i, k);
+                gsl_matrix_set(a, b, i, s);
+            }
+        gru_cell_forward(h, a, p, hprev, c.w.Wh, c.w.bh);
+        gsl_matrix_view ht = tu_step_block(c.Hs, t + 1, NB);
+        for (size_t b = 0; b < NB; b++)
+            for (size_t i = 0; i < NH; i++)
+                tu_assert_rel(gsl_matrix_get(&ht.matrix, b, i), gsl_matrix_get(h, b, i), 1e-13);
+        gsl_matrix_memcpy(hprev, h);
+    }
+    gsl_matrix_free(h);
+    gsl_matrix_free(a);
+    gsl_matrix_free(p);
+    gsl_matrix_free(hprev);
+    layer_case_free(&c);
+    gsl_rng_free(r);
+}
+END_TEST
+
+Suite *make_gru_suite(void)
+{
+    Suite *s = suite_create("gru");
+
+    TCase *gru = tcase_create("gru");
+    tcase_add_test(gru, test_gru_cell_matches_equations);
+    tcase_add_test(gru, test_gru_cell_gradcheck);
+    tcase_add_test(gru, test_gru_layer_gradcheck);
+    tcase_add_test(gru, test_gru_layer_is_cell_loop);
+    suite_add_tcase(s, gru);
+    return s;
+}
