@@ -7,7 +7,7 @@
  * them from --print-jobs, which starts nothing. The control's parameter counts come from
  * each model's n_params, the number build.tsv records for a run. The distance preset's
  * table (distance.tsv) is checked against the gaps the tasks define, on reports of the
- * fixture run (reportutil.h) as copy and as reverse.
+ * fixture run (testreport.h) as copy and as reverse.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -19,8 +19,8 @@
 #include "../common/core/model.h"
 #include "../common/core/bleu.h"
 #include "../common/core/task.h"
-#include "cli_helpers.h"
-#include "reportutil.h"
+#include "testcli.h"
+#include "testreport.h"
 #include "testutil.h"
 
 /* The parameters of model ops under setting ("" or one key=value), at symbols 10. */
