@@ -72,6 +72,7 @@ typedef enum args_flag {
     ARGS_PRINT_JOBS,
     ARGS_RESUME,
     ARGS_FORCE,
+    ARGS_ALIGNMENT,
     ARGS_END
 } args_flag;
 

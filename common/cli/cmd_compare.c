@@ -55,8 +55,8 @@ typedef struct preset {
      * defaults (SWEEP_NONE), each setting its ops list for the preset (SWEEP_OPS:
      * model_sweep_of), or once at each rate of lr_rates (SWEEP_LR). */
     enum { SWEEP_NONE, SWEEP_OPS, SWEEP_LR } sweep;
-    /* SWEEP_OPS: 1 trains a model that lists nothing for the preset once at its defaults,
-     * for reference; 0 leaves it out, unless --models names it. */
+    /* SWEEP_OPS: 1 trains a model that lists nothing once at its defaults; 0 leaves it out
+     * unless --models names it. */
     int others;
 } preset;
 
@@ -95,10 +95,8 @@ static const preset presets[] = {
      SWEEP_OPS, 0},
     {"bahdanau", 3, 100000, 5, 30, 256, NULL, "8,16,32", 250, 20, 4, 0.999, 40000, 50,
      NULL, "a task read from a file (--task file:PATH; make translate-data writes the toy "
-     "translation), trained on 5-30 words and tested on the file's test set: the LSTM "
-     "fed the context at every step beside rnn_attention with a bidirectional encoder "
-     "(RNNencdec and RNNsearch of Bahdanau et al. 2015); run again with --train-len 5:50",
-     SWEEP_OPS, 0},
+     "translation) on 5-30 words, each model at the setup it lists for the RNNencdec and "
+     "RNNsearch of Bahdanau et al. 2015; again with --train-len 5:50", SWEEP_OPS, 0},
     {"distance", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
      "reverse", "every model on reverse, where the gap between reading a symbol and writing "
      "it grows with its position at a fixed length (distance.tsv), each as full",
@@ -334,8 +332,7 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
                                     "distance, bahdanau)", name);
     }
     const model_ops *none;
-    /* a preset that names no evaluation lengths is made for a file task, and its
-     * training range is its own, not the file's */
+    /* a preset without evaluation lengths is for a file task, its range its own */
     const args_plan plan = {.shared = 1, .overrides = preset_overrides, .ctx = p->ps,
                             .own_train_range = p->ps->eval_lengths == NULL};
     if ((rc = args_config(&a, &plan, &p->c, &none)))

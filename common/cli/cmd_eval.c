@@ -34,7 +34,7 @@ void cmd_eval_help(void)
 {
     printf(
         "Usage: attnlab eval --checkpoint FILE [--lengths SPEC] [--samples N] [--seed S]\n"
-        "                    [--out DIR]\n"
+        "                    [--alignment] [--out DIR]\n"
         "       attnlab eval --checkpoint FILE --input FILE\n"
         "\n"
         "Evaluates a trained model by greedy decoding: at each length it draws fresh\n"
@@ -51,6 +51,12 @@ void cmd_eval_help(void)
         "  --input FILE       one source sequence per line (symbols separated by spaces;\n"
         "                     '-' reads standard input): prints the task's target, the\n"
         "                     greedy prediction and the teacher-forced mean loss\n"
+        "  --alignment        also score the attention maps (copy and reverse): for each\n"
+        "                     map of the outputs over the source (an alignment, or each\n"
+        "                     head of a cross-attention),\n"
+        "                     how often an output's largest weight is on the source\n"
+        "                     symbol it repeats (argmax_acc) and the mean weight there,\n"
+        "                     over the same sequences; with --out, eval_alignment.tsv\n"
         "  --threads N        BLAS threads\n"
         "\n"
         "A model trained on --task file:PATH reads that file again (it must not have\n"
@@ -203,7 +209,7 @@ typedef struct eval_request {
 static int parse_eval(int argc, char **argv, eval_request *q)
 {
     static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_LENGTHS, ARGS_SAMPLES,
-                                        ARGS_OUT,        ARGS_INPUT,   0};
+                                        ARGS_OUT,        ARGS_INPUT,   ARGS_ALIGNMENT, 0};
     int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &q->a);
     if (rc)
         return rc;
@@ -216,6 +222,9 @@ static int parse_eval(int argc, char **argv, eval_request *q)
     }
     if (!args_get(&q->a, ARGS_CHECKPOINT))
         return args_usage_error("--checkpoint FILE is required");
+    if (args_get(&q->a, ARGS_ALIGNMENT) && args_get(&q->a, ARGS_INPUT))
+        return args_usage_error("--alignment scores a test set, --input decodes your lines: "
+                                "give one of them");
     q->samples = 512;
     if (args_count(&q->a, ARGS_SAMPLES, 1, 1000000, &q->samples))
         return ARGS_EXIT_USAGE;
@@ -257,6 +266,10 @@ int cmd_eval(int argc, char **argv)
     runlock lock = {-1}; /* of --out, while eval writes there */
     if (args_get(a, ARGS_INPUT)) {
         rc = eval_input(m, args_get(a, ARGS_INPUT));
+    } else if (task_is_file(m->cfg.task) && args_get(a, ARGS_ALIGNMENT)) {
+        rc = args_usage_error("--alignment: the model was trained on %s, whose outputs do "
+                              "not each repeat one source symbol (accepted: a model of copy "
+                              "or reverse)", m->cfg.task);
     } else if (task_is_file(m->cfg.task)) {
         /* a file task: its test set, at the lengths given or at all of its lengths */
         const task *t = task_open(&m->cfg, err, sizeof err);
@@ -279,6 +292,8 @@ int cmd_eval(int argc, char **argv)
             rc = cmd_claim_out(&lock, dir, 2, EVAL_FILES);
         if (rc == 0)
             rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
+        if (rc == 0 && args_get(a, ARGS_ALIGNMENT))
+            rc = cmd_alignment(m, lens, nl, samples, seed, dir);
     }
     runlock_release(&lock);
     m->ops->free(m);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../core/afile.h"
+#include "../core/align.h"
 #include "args.h"
 #include "bench.h"
 #include "cmd_files.h"
@@ -122,6 +123,55 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
                 cmd_write_file(dir, "eval_positions.tsv", write_positions, &eo) != 0))
         rc = ARGS_EXIT_RUNTIME;
     eval_free(r, nl);
+    free(r);
+    return rc;
+}
+
+/* ---- the alignment (eval --alignment) ------------------------------------------------------ */
+
+/* Room for the maps of every length: a model of layers and heads sends one per head. */
+#define ALIGN_MAX_RESULTS 4096
+
+typedef struct align_out {
+    const char *model;
+    const align_result *r;
+    size_t n;
+} align_out;
+
+static int write_alignment(FILE *f, const void *ctx)
+{
+    const align_out *a = ctx;
+    return align_write_tsv(f, a->model, a->r, a->n);
+}
+
+int cmd_alignment(model *m, const size_t *lens, size_t nl, size_t samples,
+                  unsigned long seed, const char *dir)
+{
+    char err[ARGS_ERR_MAX];
+    align_result *r = calloc(ALIGN_MAX_RESULTS, sizeof *r);
+    if (!r)
+        return args_run_error("out of memory");
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    size_t nr = 0;
+    const int got = !t ? -1 : align_run(m, t, lens, nl, samples, seed, r, ALIGN_MAX_RESULTS,
+                                        &nr, err, sizeof err);
+    task_close(t);
+    int rc = 0;
+    if (got != 0) {
+        rc = args_run_error("--alignment: %s", err);
+    } else if (nr == 0) {
+        printf("%s sends no attention map of its outputs over the source: nothing to "
+               "score\n", m->ops->name);
+    } else {
+        printf("\n%-14s %6s %-16s %9s %11s\n", "model", "length", "matrix", "argmax_acc",
+               "weight_mean");
+        for (size_t k = 0; k < nr; k++)
+            printf("%-14s %6zu %-16s %9.4f %11.4f\n", m->ops->name, r[k].len, r[k].name,
+                   (double)r[k].hits / (double)r[k].rows, r[k].weight / (double)r[k].rows);
+        align_out ao = {m->ops->name, r, nr};
+        if (dir && cmd_write_file(dir, "eval_alignment.tsv", write_alignment, &ao) != 0)
+            rc = ARGS_EXIT_RUNTIME;
+    }
     free(r);
     return rc;
 }

@@ -25,6 +25,14 @@ void cmd_print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t 
 int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
                  unsigned long seed, const char *dir, int print);
 
+/* Scores how well m's attention maps find the source symbol each output repeats
+ * (align.h) over samples sequences at each of the nl lengths (evaluation seed seed):
+ * prints the table and, when dir is not NULL, writes eval_alignment.tsv into dir. A
+ * model whose trace sends no map of outputs over the source says so and succeeds.
+ * Returns the exit status (the error printed). */
+int cmd_alignment(model *m, const size_t *lens, size_t nl, size_t samples,
+                  unsigned long seed, const char *dir);
+
 /* The source lengths of the final evaluation of a file task t (its test set): with *nl
  * > 0, the nl lengths in lens (given by flag), each of which must hold test examples;
  * with *nl 0, every source length of the test set, written into lens (room for

@@ -65,6 +65,25 @@ typedef struct report_facts {
     int have_bleu;     /* some run has BLEU counts (eval_bleu.tsv: a file task) */
 } report_facts;
 
+/* One figure script of plots/ (report_figures.c): the figures it draws and the sentence
+ * the page shows under them. */
+typedef struct report_figure {
+    const char *script;     /* plots/NAME.gp */
+    const char *outputs[4]; /* figures it draws (without extension) */
+    const char *caption;
+} report_figure;
+
+/* The most scripts report_figures.c may list. */
+#define REPORT_MAX_SCRIPTS 10
+
+/* The number of figure scripts, and the k-th in the order the page shows them (NULL past
+ * the last). */
+size_t report_figure_count(void);
+const report_figure *report_figure_at(size_t k);
+
+/* The Chinese caption of script ("" when there is none). */
+const char *report_caption_zh(const char *script);
+
 /* The figures one report drew, in the order the page shows them. */
 #define REPORT_MAX_FIGURES 40 /* 4 outputs for each of 10 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
