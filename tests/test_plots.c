@@ -45,6 +45,7 @@ static const figure_case figure_cases[] = {
     {"positions", {"positions", NULL}, 0},
     {"distance", {"distance", NULL}, 0},
     {"bleu", {"bleu", NULL}, 0},
+    {"sweep", {"sweep", NULL}, 0},
     {"curves", {"curves", NULL}, 0},
     {"budget", {"budget", NULL}, 0},
     {"capacity", {"capacity", NULL}, 0},
@@ -775,6 +776,7 @@ static const struct {
     {"budget.tsv", 0},   {"convergence.tsv", 0}, {"capacity.tsv", 0},
     {"cost.tsv", 0},     {"summary.tsv", 1},     {"manifest.tsv", 0},
     {"budget_at.tsv", 0}, {"distance.tsv", 0}, {"bleu.tsv", 0},
+    {"sweep.tsv", 0},
 };
 
 /* Finds the row "| `file` | `columns`..." of the comparison-directory table and copies the

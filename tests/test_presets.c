@@ -291,6 +291,41 @@ START_TEST(bleu_table_pools_the_counts_of_a_bin)
 }
 END_TEST
 
+/* sweep.tsv has a line per rate of a model trained at several, none otherwise; a run
+ * short of 0.99 is written as a bound. */
+START_TEST(sweep_table_lists_each_rate_of_a_swept_model)
+{
+    char base[RU_PATH], out[RU_PATH], path[RU_PATH], a[RU_PATH], b[RU_PATH];
+    ru_fresh_dir(base, sizeof base);
+    static const ru_edit fast = {"config.tsv", RU_SET, "lr", 0, "0.003"};
+    ru_make_run1(base, "lstm-s1", NULL);
+    ru_make_run1(base, "lstm-lr-s1", &fast);
+    ru_fmt(a, sizeof a, "%s/runs/lstm-s1", base);
+    ru_fmt(b, sizeof b, "%s/runs/lstm-lr-s1", base);
+    for (int both = 0; both <= 1; both++) {
+        ru_fmt(out, sizeof out, "%s/report-%d", base, both);
+        ru_result r;
+        ru_run(&r, (const char *const[]){"report", "--out", out, a, both ? b : NULL, NULL},
+               RU_NO_PLOTS, 0);
+        ck_assert_msg(r.status == 0, "report: %s", r.err);
+        ru_result_free(&r);
+        ru_fmt(path, sizeof path, "%s/sweep.tsv", out);
+        char *t = ru_slurp(path, NULL);
+        ck_assert_ptr_nonnull(t);
+        size_t lines = 0;
+        for (const char *q = t; (q = strchr(q, '\n')) != NULL; q++)
+            lines++;
+        ck_assert_msg(lines == (both ? 3u : 1u), "sweep.tsv has %zu lines:\n%s", lines, t);
+        if (both) {
+            ck_assert_msg(strstr(t, "\tlstm\t0.003\t1\t0\t> ") != NULL, "%s", t);
+            ck_assert_msg(strstr(t, "\tlstm\t0.001\t1\t0\t> ") != NULL, "%s", t);
+        }
+        free(t);
+    }
+    ru_remove_tree(base);
+}
+END_TEST
+
 Suite *make_presets_suite(void)
 {
     Suite *s = suite_create("presets");
@@ -303,6 +338,7 @@ Suite *make_presets_suite(void)
     tcase_add_test(tc, task_gaps_are_those_of_the_tasks);
     tcase_add_test(tc, distance_table_has_each_tasks_gaps);
     tcase_add_test(tc, bleu_table_pools_the_counts_of_a_bin);
+    tcase_add_test(tc, sweep_table_lists_each_rate_of_a_swept_model);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -63,6 +63,7 @@ typedef struct report_facts {
     int have_sweep; /* some model has several setups (capacity.tsv: setups > 1) */
     int have_distance; /* some model's task has a gap per position (distance.tsv) */
     int have_bleu;     /* some run has BLEU counts (eval_bleu.tsv: a file task) */
+    int have_lrsweep;  /* some model was trained at several rates (sweep.tsv) */
 } report_facts;
 
 /* One figure script of plots/ (report_figures.c): the figures it draws and the sentence
@@ -74,7 +75,7 @@ typedef struct report_figure {
 } report_figure;
 
 /* The most scripts report_figures.c may list. */
-#define REPORT_MAX_SCRIPTS 10
+#define REPORT_MAX_SCRIPTS 11
 
 /* The number of figure scripts, and the k-th in the order the page shows them (NULL past
  * the last). */
@@ -85,7 +86,7 @@ const report_figure *report_figure_at(size_t k);
 const char *report_caption_zh(const char *script);
 
 /* The figures one report drew, in the order the page shows them. */
-#define REPORT_MAX_FIGURES 40 /* 4 outputs for each of 10 scripts (report_draw.c checks it) */
+#define REPORT_MAX_FIGURES 44 /* 4 outputs for each of 11 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
     size_t n;
     struct {
@@ -149,7 +150,7 @@ int report_write_trace_vars(const char *dir, char *err, size_t n);
 /* Draws every figure into out/figures/ by running gnuplot on each script of
  * report_plots_dir() (the cost figure only when fx->have_cost, budget only when
  * fx->have_val, capacity only when fx->have_sweep, distance only when
- * fx->have_distance, bleu only when fx->have_bleu). Each figure is written to a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
+ * fx->have_distance, bleu only when fx->have_bleu, sweep only when fx->have_lrsweep). Each figure is written to a temporary folder first and moved into out/figures/ only when gnuplot succeeded and
  * both files are complete (a PNG that ends with its IEND chunk, an SVG that ends with
  * </svg>); otherwise the figure already there stays as it was. Fills drawn with the
  * figures moved into place and prints them on f. When gnuplot or the scripts are

@@ -409,6 +409,8 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
         }
         if (strcmp(fig->script, "capacity") == 0 && !fx->have_sweep)
             continue; /* no model at several sizes: nothing to compare (said in the help) */
+        if (strcmp(fig->script, "sweep") == 0 && !fx->have_lrsweep)
+            continue; /* no model at several rates */
         if (strcmp(fig->script, "bleu") == 0 && !fx->have_bleu)
             continue; /* no run has BLEU counts: a generated task */
         if (strcmp(fig->script, "distance") == 0 && !fx->have_distance)

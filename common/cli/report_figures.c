@@ -5,7 +5,7 @@
  * the figures it draws and what to look for in them; report_draw.c runs them and
  * report_page.c prints the captions. Adding a figure is a script and a line here (and its
  * caption in Chinese); a figure drawn only for some comparisons (cost, budget, capacity,
- * distance, bleu) is skipped by report_draw when the comparison has nothing to show.
+ * distance, bleu, sweep) is skipped by report_draw when the comparison has nothing to show.
  */
 #include "report.h"
 
@@ -40,6 +40,13 @@ static const report_figure figures[] = {
      "without attention falling as sentences grow longer and the one with attention "
      "holding up, inside the training range and past it. Drawn for a task read from a "
      "file (the toy translation, or your own pairs)."},
+    {"sweep", {"sweep"},
+     "The learning-rate sweep: for each model and rate, the steps to 0.99 validation token "
+     "accuracy (left; median over seeds, bar: fastest to slowest; an open point: the median "
+     "run never got there, so the point is its last validation and the budget is more) "
+     "and the best validation token accuracy its runs reached (right). A model is fairly "
+     "compared only at its own best rate. Drawn when a model was trained at several rates "
+     "(compare --preset lrsweep)."},
     {"curves", {"curves"},
      "Training loss and teacher-forced token accuracy against step and against seconds "
      "(solid), with the loss and greedy token accuracy on the held-out validation set "
@@ -102,6 +109,11 @@ static const struct {
      "图例给出每组在所有长度上的 BLEU），灰色区域是训练长度范围：即 Bahdanau 等人（2015）"
      "图 2 的形状。看没有注意力的模型是否随句子变长而下降，而有注意力的模型是否保持住，在训练"
      "范围之内和之外。只对从文件读入的任务（玩具翻译，或你自己的句对）才画。"},
+    {"sweep",
+     "学习率扫描：每个模型在每个学习率下达到 0.99 验证逐词准确率所需的步数（左；各种子的中位数，"
+     "误差线：最快到最慢；空心点表示中位数的运行从未达到，该点是它最后一次验证，所需预算更多），"
+     "以及它的运行达到的最好验证逐词准确率（右）。只有在各自最好的学习率下比较模型才公平。只有"
+     "当某个模型在几个学习率下训练过时才画（compare --preset lrsweep）。"},
     {"curves",
      "训练损失和教师强制下的逐词准确率随训练步数和秒数的变化（实线），以及留出验证集上的"
      "损失和贪心解码的逐词准确率（虚线）：每个模型按步数和按计算时间学得多快。训练损失下降"

@@ -436,6 +436,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         for (size_t i = 0; i < c->g[m].n; i++)
             fx.have_val |= c->g[m].runs[i]->has_val;
         fx.have_sweep |= summary_setups(c, m) > 1;
+        fx.have_lrsweep |= summary_swept(c, m);
         const task *t = task_lookup(c->g[m].runs[0]->cfg.task);
         fx.have_distance |= t && t->source_of;
         for (size_t i = 0; i < c->g[m].n; i++)
@@ -451,6 +452,7 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
         afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||
         afile_write(out, "budget_at.tsv", summary_write_budget_at, c, err, errn) ||
+        afile_write(out, "sweep.tsv", summary_write_sweep, c, err, errn) ||
         afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||

@@ -136,6 +136,16 @@ int summary_write_convergence(FILE *f, const void *p);
  * its last validation ("> N"), and a statistic that falls on such a run is written so. */
 int summary_write_budget_at(FILE *f, const void *p);
 
+/* ---- the table of a learning-rate sweep (summary_sweep.c) ----------------------------- */
+
+/* sweep.tsv: per group of a model trained at several rates, its rate, how many runs
+ * reached 0.99 validation token accuracy, the steps to it (median and range over seeds,
+ * "> N" for a run that never did) and the best validation token accuracy of its runs. */
+int summary_write_sweep(FILE *f, const void *p);
+
+/* Does group m's model have a group at another learning rate (a line of sweep.tsv)? */
+int summary_swept(const summary_ctx *c, size_t m);
+
 /* Prints the convergence table for people (nothing when no run recorded its stop). */
 void summary_print_convergence(FILE *f, const summary_ctx *c);
 
