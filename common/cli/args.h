@@ -73,6 +73,7 @@ typedef enum args_flag {
     ARGS_RESUME,
     ARGS_FORCE,
     ARGS_ALIGNMENT,
+    ARGS_UNTRAINED,
     ARGS_END
 } args_flag;
 

@@ -5,6 +5,9 @@
  * model's task, then hands both to cmd_write_trace (cmd_measure.h), which train uses
  * for its --trace too. The matrices go into trace/ beside the checkpoint unless --out
  * says otherwise; a run's trace/ is written under the run's lock, as train writes it.
+ * --untrained draws the weights again from the run's seed exactly as train did before
+ * its first step (cmd_train.c: rng_open, then the model's init from RNG_INIT), so the
+ * trained and the untrained model can be set side by side.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include "cmd_files.h"
 #include "cmd_measure.h"
 #include "../core/model.h"
+#include "../core/rng.h"
 #include "runlock.h"
 #include "safedir.h"
 #include "../core/task.h"
@@ -25,6 +29,7 @@ void cmd_attention_help(void)
 {
     printf(
         "Usage: attnlab attention --checkpoint FILE --input \"3 1 4 1 5 9 2 6\" [--out DIR]\n"
+        "                         [--untrained]\n"
         "\n"
         "Decodes one source sequence greedily and prints the matrices its model records:\n"
         "attention maps (row t: where output t looked), or for a model without attention\n"
@@ -45,6 +50,12 @@ void cmd_attention_help(void)
         "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
         "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"
         "\n"
+        "  --untrained  the same model as it was before its first training step (its\n"
+        "               weights drawn again from the run's seed, bit for bit those training\n"
+        "               started from): what training changed, e.g. in the gates, is the\n"
+        "               difference between the two. Needs --out, so that the trained\n"
+        "               model's matrices in trace/ stay.\n"
+        "\n"
         "Example:\n"
         "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n");
 }
@@ -54,7 +65,8 @@ void cmd_attention_help(void)
  * 0, ARGS_HELP_SHOWN, or the exit status after the message. */
 static int parse_attention(int argc, char **argv, args_line *a)
 {
-    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, 0};
+    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, ARGS_UNTRAINED,
+                                        0};
     const int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, a);
     if (rc)
         return rc;
@@ -62,6 +74,9 @@ static int parse_attention(int argc, char **argv, args_line *a)
         return args_usage_error("--checkpoint FILE is required");
     if (!args_get(a, ARGS_INPUT))
         return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
+    if (args_get(a, ARGS_UNTRAINED) && !args_get(a, ARGS_OUT))
+        return args_usage_error("--untrained needs --out DIR (the trained model's matrices in "
+                                "trace/ stay as they are)");
     return 0;
 }
 
@@ -111,6 +126,16 @@ int cmd_attention(int argc, char **argv)
     model *m = ckpt_load(ck, NULL, err, sizeof err);
     if (!m)
         return args_run_error("%s", err);
+    if (args_get(&a, ARGS_UNTRAINED)) {
+        /* the draws train made before its first step: the same seed, the same stream */
+        rng_streams r;
+        if (rng_open(&r, m->cfg.seed) != 0) {
+            m->ops->free(m);
+            return args_run_error("out of memory");
+        }
+        m->ops->init(m, r.s[RNG_INIT]);
+        rng_close(&r);
+    }
     int *src = malloc(m->cfg.max_len * sizeof *src);
     size_t Ts = 0;
     const task *t = NULL;
