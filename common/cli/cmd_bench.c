@@ -107,7 +107,7 @@ static int parse_bench(int argc, char **argv, bench_request *q)
 int cmd_bench_check(int argc, char **argv)
 {
     if (layerbench_cmd_wanted(argc, argv)) /* one layer at a time: layerbench_cmd.c */
-        return layerbench_cmd_run(argc, argv, 1);
+        return layerbench_cmd_run(argc, argv, 1, cmd_bench_help);
     static bench_request q;
     return args_exit(parse_bench(argc, argv, &q));
 }
@@ -115,7 +115,7 @@ int cmd_bench_check(int argc, char **argv)
 int cmd_bench(int argc, char **argv)
 {
     if (layerbench_cmd_wanted(argc, argv))
-        return layerbench_cmd_run(argc, argv, 0);
+        return layerbench_cmd_run(argc, argv, 0, cmd_bench_help);
     static bench_request q;
     int rc = parse_bench(argc, argv, &q);
     if (rc)

@@ -110,7 +110,7 @@ static int list_of(const char *flag, const char *text, size_t max, size_t *v, si
 }
 
 /* Reads the line into *q. Returns 0, ARGS_HELP_SHOWN, or the usage status. */
-static int parse(int argc, char **argv, request *q)
+static int parse(int argc, char **argv, request *q, void (*help)(void))
 {
     enum { O_LAYERS = 1, O_WIDTHS, O_LENGTHS, O_REPS, O_THREADS, O_OUT };
     static const struct option opts[] = {
@@ -156,7 +156,7 @@ static int parse(int argc, char **argv, request *q)
             q->out = optarg;
             break;
         case 'h':
-            cmd_bench_help();
+            help();
             return ARGS_HELP_SHOWN;
         case ':':
             return args_usage_error("flag '%s' needs a value", argv[optind - 1]);
@@ -213,10 +213,10 @@ static void print_speedup(const layerbench_row *r, size_t n, const request *q)
     }
 }
 
-int layerbench_cmd_run(int argc, char **argv, int check)
+int layerbench_cmd_run(int argc, char **argv, int check, void (*help)(void))
 {
     static request q;
-    int rc = parse(argc, argv, &q);
+    int rc = parse(argc, argv, &q, help);
     if (rc || check)
         return args_exit(rc);
     size_t nlayers = 0;

@@ -11,7 +11,9 @@ int layerbench_cmd_wanted(int argc, char **argv);
 void layerbench_cmd_help(void);
 
 /* Runs `attnlab bench --layers ...` (argv[0] the command word). check: only parse and
- * check the line (0 when valid), as cmd_bench_check does. Returns the exit status. */
-int layerbench_cmd_run(int argc, char **argv, int check);
+ * check the line (0 when valid), as cmd_bench_check does; help prints bench's whole
+ * help for --help (the caller's, so that this file needs nothing of cmd_bench.c).
+ * Returns the exit status. */
+int layerbench_cmd_run(int argc, char **argv, int check, void (*help)(void));
 
 #endif
