@@ -27,8 +27,6 @@
 
 enum { NB = 2, NTS = 4, NTT = 3, NE = 5, NH = 6, NA = 7, NSYM = 8 };
 
-static double sigmoid_ref(double x) { return 1.0 / (1.0 + exp(-x)); }
-
 /* ---- the GRU cell ------------------------------------------------------------------------ */
 
 typedef struct cell_case {
@@ -79,8 +77,8 @@ START_TEST(test_gru_cell_matches_equations)
                 for (size_t k = 0; k < NH; k++)
                     u[g] += gsl_matrix_get(c.Wh, g * NH + i, k) * gsl_matrix_get(c.h_prev, b, k);
             }
-            const double rg = sigmoid_ref(gsl_matrix_get(c.xp, b, i) + u[0]);
-            const double zg = sigmoid_ref(gsl_matrix_get(c.xp, b, NH + i) + u[1]);
+            const double rg = tu_sigmoid_ref(gsl_matrix_get(c.xp, b, i) + u[0]);
+            const double zg = tu_sigmoid_ref(gsl_matrix_get(c.xp, b, NH + i) + u[1]);
             const double ng = tanh(gsl_matrix_get(c.xp, b, 2 * NH + i) + rg * u[2]);
             const double h = (1.0 - zg) * ng + zg * gsl_matrix_get(c.h_prev, b, i);
             tu_assert_rel(gsl_matrix_get(c.h, b, i), h, 1e-13);

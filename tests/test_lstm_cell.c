@@ -74,8 +74,6 @@ static double cell_loss(void *ctx)
     return tu_dot(k->h, k->Rh) + (k->with_dc ? tu_dot(k->c, k->Rc) : 0.0);
 }
 
-static double sigmoid_ref(double a) { return 1.0 / (1.0 + exp(-a)); }
-
 /* got within 1e-13 of want relatively, or 1e-15 absolutely: the cell's squashing
  * functions are exact to ~2e-16 in absolute terms, not relative ones near 0. */
 #define assert_close(got, want)                                                           \
@@ -190,8 +188,8 @@ START_TEST(test_cell_matches_equations)
                 for (size_t u = 0; u < NH; u++)
                     a[q] += gsl_matrix_get(k.h_prev, b, u) * gsl_matrix_get(k.Wh, q * NH + j, u);
             }
-            double i = sigmoid_ref(a[0]), f = sigmoid_ref(a[1]), g = tanh(a[2]);
-            double o = sigmoid_ref(a[3]);
+            double i = tu_sigmoid_ref(a[0]), f = tu_sigmoid_ref(a[1]), g = tanh(a[2]);
+            double o = tu_sigmoid_ref(a[3]);
             double c = f * gsl_matrix_get(k.c_prev, b, j) + i * g;
             assert_close(gsl_matrix_get(k.act, b, j), i);
             assert_close(gsl_matrix_get(k.act, b, NH + j), f);

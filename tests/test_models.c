@@ -52,6 +52,11 @@ enum { NB = 2, NTS = 5, NTT = 4, NSYM = 5, MAXLEN = 16 };
 /* The message a test leaves in the error handler before a call that must report. */
 #define NO_REPORT "no error reported yet"
 
+/* The words of the shared reports (common/core/model.c) for sizes outside the reservation
+ * and for a backward without its forward. */
+#define OUTSIDE "sizes outside the reservation"
+#define NO_FORWARD "no forward of this batch to differentiate"
+
 /* ---- the cases: every model × every variant ---------------------------------------- */
 
 typedef struct model_case {
@@ -159,6 +164,17 @@ static void assert_grad_zero(const model *m, const char *what)
                       a->grad[i]);
 }
 
+/* The report of a refused call must be the shared one of common/core/model.h's opening
+ * checks: "NAME CALL: WHY" (model_open_call, model_open_backward), so every model says the
+ * same thing for the same fault. */
+static void assert_reported_as(const char *what, const model_ops *ops, const char *call,
+                               const char *why)
+{
+    char expect[160];
+    snprintf(expect, sizeof expect, "%s %s: %s", ops->name, call, why);
+    assert_reported(what, expect);
+}
+
 /* A trace sink that takes everything. */
 static int take_all(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
                     const char *cols)
@@ -190,8 +206,11 @@ START_TEST(test_bad_tokens_refused)
         const char *name;
         int *tok;
         size_t n;
-    } where[3] = {{"src", b.src, NB * NTS}, {"dec_in", b.dec_in, NB * NTT},
-                  {"tgt", b.tgt, NB * NTT}};
+        const char *why; /* the shared report's words */
+    } where[3] = {{"src", b.src, NB * NTS, "a source token is outside the vocabulary"},
+                  {"dec_in", b.dec_in, NB * NTT,
+                   "a decoder input token is outside the vocabulary"},
+                  {"tgt", b.tgt, NB * NTT, "a target token is outside the vocabulary"}};
     char what[160];
 
     for (size_t w = 0; w < 3; w++)
@@ -208,11 +227,11 @@ START_TEST(test_bad_tokens_refused)
                 mark_no_report();
                 const double loss = ops->forward(m, &b, pred);
                 ck_assert_msg(isnan(loss), "%s: forward returned %g, not NaN", what, loss);
-                assert_reported(what, "token");
+                assert_reported_as(what, ops, "forward", where[w].why);
                 mark_no_report();
                 ck_assert_msg(ops->backward(m, &b) == -1,
                               "%s: backward after the refused forward did not refuse", what);
-                assert_reported(what, NULL);
+                assert_reported_as(what, ops, "backward", NO_FORWARD);
                 assert_grad_zero(m, what);
                 where[w].tok[at] = saved;
             }
@@ -227,7 +246,7 @@ START_TEST(test_bad_tokens_refused)
             mark_no_report();
             ck_assert_msg(ops->decode(m, b.src, NB, NTS, NTT, out) == -1, "%s: not refused",
                           what);
-            assert_reported(what, "token");
+            assert_reported_as(what, ops, "decode", where[0].why);
             b.src[at] = saved;
             if (ops->trace) {
                 const int saved1 = b.src[at1];
@@ -237,7 +256,7 @@ START_TEST(test_bad_tokens_refused)
                 mark_no_report();
                 ck_assert_msg(ops->trace(m, b.src, NTS, NTT, out, take_all, &calls) == -1,
                               "%s: not refused", what);
-                assert_reported(what, "token");
+                assert_reported_as(what, ops, "trace", where[0].why);
                 b.src[at1] = saved1;
             }
         }
@@ -503,20 +522,20 @@ START_TEST(test_sizes_outside_refused)
         mark_no_report();
         const double loss = ops->forward(m, &b, out);
         ck_assert_msg(isnan(loss), "%s: forward returned %g, not NaN", what, loss);
-        assert_reported(what, NULL);
+        assert_reported_as(what, ops, "forward", OUTSIDE);
         mark_no_report();
         ck_assert_msg(ops->backward(m, &b) == -1, "%s: backward not refused", what);
-        assert_reported(what, NULL);
+        assert_reported_as(what, ops, "backward", NO_FORWARD);
         mark_no_report();
         ck_assert_msg(ops->decode(m, b.src, B, Ts, Tt, out) == -1, "%s: decode not refused",
                       what);
-        assert_reported(what, NULL);
+        assert_reported_as(what, ops, "decode", OUTSIDE);
         if (ops->trace && B == NB) { /* a trace decodes one sequence */
             size_t calls = 0;
             mark_no_report();
             ck_assert_msg(ops->trace(m, b.src, Ts, Tt, out, take_all, &calls) == -1,
                           "%s: trace not refused", what);
-            assert_reported(what, NULL);
+            assert_reported_as(what, ops, "trace", OUTSIDE);
         }
         assert_grad_zero(m, what);
         batch_free(&b);
@@ -548,20 +567,20 @@ START_TEST(test_backward_needs_its_forward)
     snprintf(what, sizeof what, "%s: backward before any forward", mc.label);
     mark_no_report();
     ck_assert_msg(ops->backward(m, &b) == -1, "%s: not refused", what);
-    assert_reported(what, NULL);
+    assert_reported_as(what, ops, "backward", NO_FORWARD);
 
     ck_assert(isfinite(ops->forward(m, &b, NULL)));
     snprintf(what, sizeof what, "%s: backward of a batch of B = %d after a forward of B = %d",
              mc.label, NB - 1, NB);
     mark_no_report();
     ck_assert_msg(ops->backward(m, &fewer) == -1, "%s: not refused", what);
-    assert_reported(what, NULL);
+    assert_reported_as(what, ops, "backward", NO_FORWARD);
 
     ck_assert_int_eq(ops->decode(m, b.src, NB, NTS, NTT, out), 0);
     snprintf(what, sizeof what, "%s: backward after a decode", mc.label);
     mark_no_report();
     ck_assert_msg(ops->backward(m, &b) == -1, "%s: not refused", what);
-    assert_reported(what, NULL);
+    assert_reported_as(what, ops, "backward", NO_FORWARD);
     assert_grad_zero(m, what);
 
     /* a refused decode, too, leaves nothing to differentiate */
@@ -573,7 +592,7 @@ START_TEST(test_backward_needs_its_forward)
     snprintf(what, sizeof what, "%s: backward after a refused decode", mc.label);
     mark_no_report();
     ck_assert_msg(ops->backward(m, &b) == -1, "%s: not refused", what);
-    assert_reported(what, NULL);
+    assert_reported_as(what, ops, "backward", NO_FORWARD);
     assert_grad_zero(m, what);
 
     batch_free(&b);

@@ -35,6 +35,11 @@ double tu_dot(const gsl_matrix *a, const gsl_matrix *b)
     return s;
 }
 
+double tu_sigmoid_ref(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
 double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix *x,
                     const gsl_matrix *g)
 {

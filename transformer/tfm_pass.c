@@ -61,26 +61,19 @@ void tfm_decode_teacher(tfm_model *m, const int *dec_in)
 /* ---- forward and backward ------------------------------------------------------------ */
 
 /* Teacher-forced forward of a batch: the loss, the predictions, and (kept in the state)
- * every activation the backward reads. The sizes are checked first (tfm_state_fit), so
- * that the products B·Ts and B·Tt the token checks use are known to fit. */
+ * every activation the backward reads. The batch is checked first, as every model's is
+ * (model_open_call: sizes, then tokens), and only then are the views carved at its sizes
+ * (tfm_state_fit). A token outside [0, V) would index past an embedding table (source,
+ * decoder input) or past a row of logits (target, in op_cross_entropy). */
 double tfm_forward(model *mm, const batch *b, int *pred)
 {
     tfm_model *m = (tfm_model *)mm;
+    if (model_open_call("transformer forward", &m->s.has_forward, m->s.cap,
+                        (model_sizes){b->B, b->Ts, b->Tt}, m->V, b->src, b->dec_in,
+                        b->tgt) != 0)
+        return NAN;
     if (tfm_state_fit(m, b->B, b->Ts, b->Tt, 0) != 0)
-        GSL_ERROR_VAL("transformer forward: batch sizes outside the reservation", GSL_EBADLEN,
-                      NAN);
-    const size_t Ns = b->B * b->Ts, Nt = b->B * b->Tt;
-    /* a token outside [0, V) would index past an embedding table (source, decoder input)
-     * or past a row of logits (target, in op_cross_entropy) */
-    if (op_tokens_check(b->src, Ns, m->V) != 0)
-        GSL_ERROR_VAL("transformer forward: a source token is outside the vocabulary",
-                      GSL_EDOM, NAN);
-    if (op_tokens_check(b->dec_in, Nt, m->V) != 0)
-        GSL_ERROR_VAL("transformer forward: a decoder input token is outside the vocabulary",
-                      GSL_EDOM, NAN);
-    if (op_tokens_check(b->tgt, Nt, m->V) != 0)
-        GSL_ERROR_VAL("transformer forward: a target token is outside the vocabulary",
-                      GSL_EDOM, NAN);
+        GSL_ERROR_VAL("transformer forward: sizes outside the reservation", GSL_EBADLEN, NAN);
     tfm_encode(m, b->src);
     tfm_decode_teacher(m, b->dec_in);
     /* mean over all B·Tt positions; dlogits = (softmax − onehot)/(B·Tt), kept for backward */
@@ -97,14 +90,12 @@ int tfm_backward(model *mm, const batch *b)
 {
     tfm_model *m = (tfm_model *)mm;
     tfm_state *s = &m->s;
-    if (!s->has_forward || b->B != s->B || b->Ts != s->Ts || b->Tt != s->Tt)
-        GSL_ERROR_VAL("transformer backward: no forward of this batch to differentiate",
-                      GSL_EINVAL, -1);
+    /* the sizes of the views are those of the last forward (tfm_state_fit); the tokens
+     * pick the rows of the embeddings' gradients, checked as forward did */
+    if (model_open_backward("transformer backward", s->has_forward,
+                            (model_sizes){s->B, s->Ts, s->Tt}, m->V, b) != 0)
+        return -1;
     const size_t B = s->B, D = m->D, Nt = B * s->Tt, Ns = B * s->Ts;
-    /* the tokens pick the rows of the embeddings' gradients: checked as forward did */
-    if (op_tokens_check(b->src, Ns, m->V) != 0 || op_tokens_check(b->dec_in, Nt, m->V) != 0)
-        GSL_ERROR_VAL("transformer backward: a token is outside the vocabulary", GSL_EDOM,
-                      -1);
     /* two stream gradients: a layer reads one (∂L/∂output) and adds into the other */
     gsl_matrix_view dt[2] = {gsl_matrix_view_array(s->dstream[0], Nt, D),
                              gsl_matrix_view_array(s->dstream[1], Nt, D)};

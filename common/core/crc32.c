@@ -1,4 +1,4 @@
-/* crc32.c — table-driven CRC-32 and its bit-by-bit reference (see crc32.h).
+/* crc32.c — table-driven CRC-32 (see crc32.h).
  *
  * Design. Shifting one bit out of the reflected register is
  *     c = (c >> 1) ^ (0xEDB88320 if the bit shifted out was 1, else 0).
@@ -38,17 +38,5 @@ uint32_t crc32_update(uint32_t crc, const void *buf, size_t n)
     uint32_t c = crc ^ 0xFFFFFFFFu;
     for (size_t i = 0; i < n; i++)
         c = crc32_table[(c ^ p[i]) & 0xFFu] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
-}
-
-uint32_t crc32_update_bitwise(uint32_t crc, const void *buf, size_t n)
-{
-    const unsigned char *p = buf;
-    uint32_t c = crc ^ 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i]; /* reflected: the byte enters at the low end, bit 0 first */
-        for (int bit = 0; bit < 8; bit++)
-            c = CRC32_STEP(c);
-    }
     return c ^ 0xFFFFFFFFu;
 }

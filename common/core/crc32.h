@@ -24,9 +24,4 @@
  * n = 0. */
 uint32_t crc32_update(uint32_t crc, const void *buf, size_t n);
 
-/* Returns the same value as crc32_update, computed one bit at a time straight from the
- * definition. It is the reference the table-driven version is tested against, and the
- * shortest statement of the algorithm; it is several times slower. */
-uint32_t crc32_update_bitwise(uint32_t crc, const void *buf, size_t n);
-
 #endif
