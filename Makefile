@@ -300,7 +300,11 @@ WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
 # file locks, dlsym, gnuplot: tests/test_layers.c), and the program's
 # description of itself (common/cli/buildinfo.c, without dlsym under emscripten).
 WEB_CORE_SRC := $(wildcard common/core/*.c)
-WEB_SRC    := $(WEB_CORE_SRC) common/cli/buildinfo.c $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
+# the portable files of the command line the page borrows: the build facts (without
+# dlsym), and the merging of runs into a comparison's tables (architecture.md says why)
+WEB_CLI_SRC := $(addprefix common/cli/,buildinfo.c rundir.c rundir_table.c rundir_text.c \
+               safedir.c summary.c summary_group.c summary_train.c report.c report_figures.c)
+WEB_SRC    := $(WEB_CORE_SRC) $(WEB_CLI_SRC) $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
 WEB_OBJ    := $(WEB_SRC:%.c=$(WEB_OBJDIR)/%.o) $(WEB_OBJDIR)/registry.o
 WEB_CFLAGS := $(CSTD) $(WARN) $(FPFLAGS) $(WEB_OPT) -I$(GSL_WEB)/include \
               -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"gsl"' \
@@ -324,7 +328,7 @@ space := $(empty) $(empty)
 comma := ,
 WEB_PAGE_EXPORTS := page_init page_error page_text page_models page_preset page_create \
                     page_train page_finish page_evaluate page_open page_config page_decode \
-                    page_close
+                    page_close page_compare page_figures
 WEB_PAGE_FLAGS := -sMODULARIZE=1 -sEXPORT_NAME=AttnlabCore -sSINGLE_FILE=1 \
                   -sENVIRONMENT=web,worker,node -sALLOW_MEMORY_GROWTH=1 -sFORCE_FILESYSTEM=1 \
                   -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(WEB_PAGE_EXPORTS:%=_%)) \

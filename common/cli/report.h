@@ -63,6 +63,20 @@ typedef struct report_facts {
     int have_sweep; /* some model has several setups (capacity.tsv: setups > 1) */
 } report_facts;
 
+/* One figure script (plots/SCRIPT.gp): the figures it draws and the sentence shown under
+ * them, "what to look for", in English and in Chinese. */
+typedef struct report_figure {
+    const char *script;     /* plots/NAME.gp */
+    const char *outputs[4]; /* figures it draws (without extension), NULL after the last */
+    const char *caption;
+    const char *caption_zh;
+} report_figure;
+
+/* Every figure script, in the order reports run and show them (report_figures.c): the one
+ * list of captions, read by the command's page and by the browser page. */
+#define REPORT_N_FIGURES 8
+extern const report_figure report_figures[REPORT_N_FIGURES];
+
 /* The figures one report drew, in the order the page shows them. */
 #define REPORT_MAX_FIGURES 32 /* 4 outputs for each of 8 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
