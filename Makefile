@@ -336,7 +336,8 @@ WEB_PAGE_FLAGS := -sMODULARIZE=1 -sEXPORT_NAME=AttnlabCore -sSINGLE_FILE=1 \
 WEB_CORE_JS := build/web/attnlab_core$(WEB_SUFFIX).js
 WEB_PAGE    := build/web/attnlab$(WEB_SUFFIX).html
 WEB_PAGE_SRC := $(addprefix plots/web/,page.html page.css page.js worker.js tar.js \
-                build-page.sh)
+                figworker.js figures.js build-page.sh) \
+                $(addprefix plots/,curves.gp accuracy.gp positions.gp attention.gp gates.gp)
 
 .PHONY: web web-deps web-gsl web-gnuplot check-web
 
@@ -379,8 +380,8 @@ $(WEB_CORE_JS): $(WEB_PAGE_OBJ) $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_PAGE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
 # The page: one HTML file with its CSS, its JavaScript and the module inlined.
-$(WEB_PAGE): $(WEB_CORE_JS) $(WEB_PAGE_SRC)
-	sh plots/web/build-page.sh $(WEB_CORE_JS) plots/web $@
+$(WEB_PAGE): $(WEB_CORE_JS) $(WEB_PAGE_SRC) $(wildcard $(GNUPLOT_WEB)) | web-gnuplot
+	sh plots/web/build-page.sh $(WEB_CORE_JS) $(GNUPLOT_WEB) plots/web $@
 
 # The same entry point built natively (speeds side by side: docs/web.md).
 $(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OBJ)
