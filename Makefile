@@ -409,7 +409,7 @@ check-web:
 	  if [ ! -x "$(CHROMIUM)" ] || [ ! -d tests/web/node_modules/playwright-core ]; then \
 	    echo "chromium ($(CHROMIUM)) or playwright-core (tests/web/node_modules) not installed: skipping the page's browser test (sh .ci/deps.sh web installs them)"; \
 	  else \
-	    $(NODE) tests/web/browser.js $(WEB_PAGE) $(CHROMIUM); \
+	    $(NODE) tests/web/browser.js $(WEB_PAGE) $(CHROMIUM) $(BUILD)/attnlab; \
 	  fi; \
 	fi
 
