@@ -1,12 +1,9 @@
 /* report.h — results for people and for plotting: labelled matrices, and a comparison's
  * figures and web page (prefix: report_).
  *
- * Matrices (attention maps, gate activations) are written as TSV with a header row of
- * column labels and a label at the start of each row, the layout gnuplot reads with
- * `matrix rowheaders columnheaders`:
- *     corner  c1  c2  ...
- *     r1      v   v   ...
- * Labels are the tokens on that axis, so a heat map can show them on its axes.
+ * Matrices (attention maps, gate activations) are written by the core
+ * (common/core/tracefile.h) as TSV with a header row of column labels and a label at the
+ * start of each row; here they are printed for people (report_print_matrix).
  *
  * A comparison directory (docs/results-format.md), once summary_report has written its
  * tables, gets from here, in this order:
@@ -36,10 +33,6 @@
 
 #include "../core/config.h"
 #include "../core/model.h"
-
-/* Writes m with row and column labels as TSV. Returns 0, or -1 on a write error. */
-int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
-                        const char (*cols)[16], const char *corner);
 
 /* Prints m as an aligned table with labels, 3 decimals (for the terminal). Wide matrices
  * are printed whole: a terminal scrolls, a teacher wants every column. */

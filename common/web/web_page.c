@@ -262,26 +262,13 @@ int page_train(int h, int steps)
     return rc;
 }
 
-/* The facts of a run besides its configuration (build.tsv), as `attnlab train` writes
- * them (cmd_train.c's write_build). */
+/* The facts of a run besides its configuration (build.tsv), written by the code
+ * `attnlab train` writes them with (train_write_build). */
 static int page_write_build(FILE *f, const void *ctx)
 {
     const page_run *p = ctx;
-    fprintf(f, "key\tvalue\n");
-    buildinfo_write_tsv(f);
-    fprintf(f, "parameters\t%zu\n", p->m->params.size);
-    fprintf(f, "train_steps\t%zu\n", p->step);
-    fprintf(f, "train_seconds\t%.3f\n", p->seconds);
-    fprintf(f, "stopped\t%s\n", p->early == TRAIN_PLATEAU  ? "converged"
-                                : p->early == TRAIN_TARGET ? "target"
-                                                           : "budget");
-    if (p->best.step) {
-        fprintf(f, "best_step\t%zu\n", p->best.step);
-        fprintf(f, "best_seconds\t%.3f\n", p->best.seconds);
-        fprintf(f, "best_val_token_acc\t%.6f\n", p->best.token_acc);
-        fprintf(f, "best_val_loss\t%.6g\n", p->best.loss);
-    }
-    return ferror(f) ? -1 : 0;
+    const train_summary ts = {.steps = p->step, .seconds = p->seconds, .early = p->early};
+    return train_write_build(f, buildinfo_write_tsv, p->m->params.size, &ts, &p->best);
 }
 
 /* Ends the training of run h where it is (after a "stop", or when page_train said it is
@@ -401,7 +388,7 @@ int page_open(const char *path, const char *dir, const char *settings)
             memcpy(p->lens, all, p->nl * sizeof *p->lens);
         free(all);
     } else if (p->nl == 0) {
-        p->nl = page_default_lengths(&p->c, p->lens);
+        p->nl = eval_default_lengths(&p->c, p->lens, PAGE_LENGTHS_MAX);
     }
     task_close(t);
     if (afile_write(dir, "config.tsv", page_write_config, &p->c, page_err, sizeof page_err)) {
