@@ -406,6 +406,8 @@ check-web:
 	    "env $(WEB_ENV) $(NODE) tests/web/page.js $(WEB_CORE_JS)" && \
 	  $(MAKE) --no-print-directory web-gnuplot $(BUILD)/attnlab && \
 	  $(WEB_ENV) sh tests/web/figures.sh $(NODE) $(GNUPLOT_WEB) $(BUILD)/attnlab build/web/figures && \
+	  $(MAKE) --no-print-directory $(WEB_PAGE) && \
+	  $(WEB_ENV) $(NODE) tests/web/page.js $(WEB_CORE_JS) figures $(GNUPLOT_WEB) build/web/page-figures && \
 	  if [ ! -x "$(CHROMIUM)" ] || [ ! -d tests/web/node_modules/playwright-core ]; then \
 	    echo "chromium ($(CHROMIUM)) or playwright-core (tests/web/node_modules) not installed: skipping the page's browser test (sh .ci/deps.sh web installs them)"; \
 	  else \

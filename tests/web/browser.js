@@ -21,16 +21,19 @@ const path = require('path');
 const {execFileSync} = require('child_process');
 const {chromium} = require('playwright-core');
 
-// The cells of a heat map gnuplot-wasm drew: its filled rectangles at least 4 units on
-// each side (a cell), the thin slices of the colour box left out.
+// The cells of a heat map gnuplot-wasm drew: its filled rectangles at least 10 units on
+// each side (the thin slices of a colour box left out), the bars of plots/gates.gp (in
+// its two fixed colours, #BCBDDC and #3F007D) left out too.
 function heatCells(svg) {
     let n = 0;
-    for (const m of svg.matchAll(/<polygon[^>]*points\s*=\s*['"]([^'"]*)['"]/g)) {
-        const p = m[1].trim().split(/\s+/).map((q) => q.split(',').map(Number));
-        if (p.length !== 4)
+    const re = /<polygon fill\s*=\s*['"]([^'"]*)['"][^>]*points\s*=\s*['"]([^'"]*)['"]/g;
+    for (const m of svg.matchAll(re)) {
+        const fill = m[1].replace(/\s+/g, '');
+        const p = m[2].trim().split(/\s+/).map((q) => q.split(',').map(Number));
+        if (p.length !== 4 || fill === 'rgb(188,189,220)' || fill === 'rgb(63,0,125)')
             continue;
         const xs = p.map((q) => q[0]), ys = p.map((q) => q[1]);
-        if (Math.max(...xs) - Math.min(...xs) >= 4 && Math.max(...ys) - Math.min(...ys) >= 4)
+        if (Math.max(...xs) - Math.min(...xs) >= 10 && Math.max(...ys) - Math.min(...ys) >= 10)
             n++;
     }
     return n;
