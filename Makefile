@@ -392,8 +392,9 @@ $(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OB
 # (tests/web/page.js), whose checkpoints must be those of the native build on GSL's
 # CBLAS (make BLAS=gsl, in build/gslblas) byte for byte (tests/web/check.sh); then every
 # figure script drawn by gnuplot for WebAssembly against native gnuplot on a smoke
-# comparison (tests/web/figures.sh); then the page in headless Chromium
-# (tests/web/browser.js). Skipped, with one line, where emcc or node is missing, the
+# comparison (tests/web/figures.sh); then every figure the page draws, from the
+# comparison directory page_compare makes of a run of each model (tests/web/page.js
+# figures); then the page in headless Chromium (tests/web/browser.js). Skipped, with one line, where emcc or node is missing, the
 # browser test alone where Chromium or playwright-core is (sh .ci/deps.sh web installs
 # them).
 check-web:
