@@ -300,7 +300,12 @@ WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
 # file locks, dlsym, gnuplot: tests/test_layers.c), and the program's
 # description of itself (common/cli/buildinfo.c, without dlsym under emscripten).
 WEB_CORE_SRC := $(wildcard common/core/*.c)
-WEB_SRC    := $(WEB_CORE_SRC) common/cli/buildinfo.c $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
+# the portable files of the command line the page borrows: the build facts (without
+# dlsym), and the merging of runs into a comparison's tables (architecture.md says why)
+WEB_CLI_SRC := $(addprefix common/cli/,buildinfo.c rundir.c rundir_table.c rundir_text.c \
+               safedir.c summary.c summary_group.c summary_sweep.c summary_train.c report.c \
+               report_figures.c)
+WEB_SRC    := $(WEB_CORE_SRC) $(WEB_CLI_SRC) $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
 WEB_OBJ    := $(WEB_SRC:%.c=$(WEB_OBJDIR)/%.o) $(WEB_OBJDIR)/registry.o
 WEB_CFLAGS := $(CSTD) $(WARN) $(FPFLAGS) $(WEB_OPT) -I$(GSL_WEB)/include \
               -DATTNLAB_VERSION='"$(VERSION)"' -DATTNLAB_BLAS='"gsl"' \
@@ -324,7 +329,7 @@ space := $(empty) $(empty)
 comma := ,
 WEB_PAGE_EXPORTS := page_init page_error page_text page_models page_preset page_create \
                     page_train page_finish page_evaluate page_open page_config page_decode \
-                    page_close
+                    page_close page_compare page_figures
 WEB_PAGE_FLAGS := -sMODULARIZE=1 -sEXPORT_NAME=AttnlabCore -sSINGLE_FILE=1 \
                   -sENVIRONMENT=web,worker,node -sALLOW_MEMORY_GROWTH=1 -sFORCE_FILESYSTEM=1 \
                   -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(WEB_PAGE_EXPORTS:%=_%)) \
@@ -332,7 +337,8 @@ WEB_PAGE_FLAGS := -sMODULARIZE=1 -sEXPORT_NAME=AttnlabCore -sSINGLE_FILE=1 \
 WEB_CORE_JS := build/web/attnlab_core$(WEB_SUFFIX).js
 WEB_PAGE    := build/web/attnlab$(WEB_SUFFIX).html
 WEB_PAGE_SRC := $(addprefix plots/web/,page.html page.css page.js worker.js tar.js \
-                build-page.sh)
+                figworker.js figures.js build-page.sh) \
+                $(addprefix plots/,curves.gp accuracy.gp positions.gp attention.gp gates.gp)
 
 .PHONY: web web-deps web-gsl web-gnuplot check-web
 
@@ -375,8 +381,8 @@ $(WEB_CORE_JS): $(WEB_PAGE_OBJ) $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_PAGE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
 # The page: one HTML file with its CSS, its JavaScript and the module inlined.
-$(WEB_PAGE): $(WEB_CORE_JS) $(WEB_PAGE_SRC)
-	sh plots/web/build-page.sh $(WEB_CORE_JS) plots/web $@
+$(WEB_PAGE): $(WEB_CORE_JS) $(WEB_PAGE_SRC) $(wildcard $(GNUPLOT_WEB)) | web-gnuplot
+	sh plots/web/build-page.sh $(WEB_CORE_JS) $(GNUPLOT_WEB) plots/web $@
 
 # The same entry point built natively (speeds side by side: docs/web.md).
 $(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OBJ)
@@ -387,8 +393,9 @@ $(BUILD)/web_check: $(BUILD)/common/web/web_check.o $(BUILD)/registry.o $(LIB_OB
 # (tests/web/page.js), whose checkpoints must be those of the native build on GSL's
 # CBLAS (make BLAS=gsl, in build/gslblas) byte for byte (tests/web/check.sh); then every
 # figure script drawn by gnuplot for WebAssembly against native gnuplot on a smoke
-# comparison (tests/web/figures.sh); then the page in headless Chromium
-# (tests/web/browser.js). Skipped, with one line, where emcc or node is missing, the
+# comparison (tests/web/figures.sh); then every figure the page draws, from the
+# comparison directory page_compare makes of a run of each model (tests/web/page.js
+# figures); then the page in headless Chromium (tests/web/browser.js). Skipped, with one line, where emcc or node is missing, the
 # browser test alone where Chromium or playwright-core is (sh .ci/deps.sh web installs
 # them).
 check-web:
@@ -401,10 +408,12 @@ check-web:
 	    "env $(WEB_ENV) $(NODE) tests/web/page.js $(WEB_CORE_JS)" && \
 	  $(MAKE) --no-print-directory web-gnuplot $(BUILD)/attnlab && \
 	  $(WEB_ENV) sh tests/web/figures.sh $(NODE) $(GNUPLOT_WEB) $(BUILD)/attnlab build/web/figures && \
+	  $(MAKE) --no-print-directory $(WEB_PAGE) && \
+	  $(WEB_ENV) $(NODE) tests/web/page.js $(WEB_CORE_JS) figures $(GNUPLOT_WEB) build/web/page-figures && \
 	  if [ ! -x "$(CHROMIUM)" ] || [ ! -d tests/web/node_modules/playwright-core ]; then \
 	    echo "chromium ($(CHROMIUM)) or playwright-core (tests/web/node_modules) not installed: skipping the page's browser test (sh .ci/deps.sh web installs them)"; \
 	  else \
-	    $(NODE) tests/web/browser.js $(WEB_PAGE) $(CHROMIUM); \
+	    $(NODE) tests/web/browser.js $(WEB_PAGE) $(CHROMIUM) $(BUILD)/attnlab; \
 	  fi; \
 	fi
 

@@ -470,51 +470,20 @@ int args_join_models(const model_ops *const *list, size_t n, char *buf, size_t n
 
 /* ---- the configuration ------------------------------------------------------------------- */
 
-/* A file task (task.h): reads the file now, so that a bad line is a usage error before
- * anything runs, and sets what the file decides: symbols (its vocabulary), data_crc
- * (its CRC-32), and the training range when neither --train-len nor the command
- * (own_range: a preset's) gave one (the source lengths of its training set). A --symbols or --data-crc that disagrees with the file,
- * or a --train-len that holds no training or no validation example, is refused. */
+/* A file task (task.h): the file decides symbols, data_crc and, when neither --train-len
+ * nor the command (own_range: a preset's) gave one, the training range
+ * (task_file_config); a flag that disagrees with it is a usage error. */
 static int file_task_config(const args_line *a, config *c, int own_range)
 {
     char err[ARGS_ERR_MAX];
-    const task *t = task_open_new(c, err, sizeof err); /* read as it is; compared below */
-    if (!t)
+    const task_file_given given = {args_setting(a, "symbols") ? "--symbols" : NULL,
+                                   args_setting(a, "data_crc") ? "--data-crc" : NULL,
+                                   args_get(a, ARGS_TRAIN_LEN) || own_range ? "--train-len"
+                                                                            : NULL};
+    const int rc = task_file_config(c, &given, err, sizeof err);
+    if (rc == TASK_FILE_UNREADABLE)
         return args_usage_error("--task %s: %s", c->task, err);
-    const dataset *d = t->data;
-    int rc = 0;
-    if (args_setting(a, "symbols") && c->symbols != d->V)
-        rc = args_usage_error("--symbols %zu disagrees with the %zu symbols of the vocabulary "
-                              "of %s (leave --symbols out: the file decides it)", c->symbols,
-                              d->V, c->task);
-    else if (args_setting(a, "data_crc") && c->data_crc != d->crc)
-        rc = args_usage_error("--data-crc %lu disagrees with the CRC-32 %lu of %s (the file "
-                              "changed, or leave --data-crc out)", c->data_crc,
-                              (unsigned long)d->crc, c->task);
-    if (rc) {
-        task_close(t);
-        return rc;
-    }
-    c->symbols = d->V;
-    c->data_crc = d->crc;
-    if (!args_get(a, ARGS_TRAIN_LEN) && !own_range) {
-        const dataset_range tr = d->set[DATASET_TRAIN];
-        c->train_min = d->ex[tr.first].Ts;
-        c->train_max = d->ex[tr.first + tr.count - 1].Ts;
-    } else if (c->train_min <= c->train_max) {
-        for (int s = DATASET_TRAIN; s <= DATASET_VAL && rc == 0; s++)
-            if (dataset_within(d, (dataset_set)s, c->train_min, c->train_max).count == 0)
-                rc = args_usage_error("--train-len %zu:%zu: no %s example of %s has a source "
-                                      "length in that range (accepted: a range that holds "
-                                      "some; its training sources are %zu to %zu symbols "
-                                      "long)", c->train_min, c->train_max,
-                                      s == DATASET_TRAIN ? "training" : "validation", c->task,
-                                      d->ex[d->set[DATASET_TRAIN].first].Ts,
-                                      d->ex[d->set[DATASET_TRAIN].first +
-                                            d->set[DATASET_TRAIN].count - 1].Ts);
-    }
-    task_close(t);
-    return rc;
+    return rc ? args_usage_error("%s", err) : 0;
 }
 
 int args_config(const args_line *a, const args_plan *p, config *c, const model_ops **ops)

@@ -28,6 +28,7 @@
 #include "report.h"
 #include "safedir.h"
 #include "../core/task.h"
+#include "../core/tracefile.h"
 
 void cmd_print_tokens(FILE *f, const task *t, size_t nsym, const int *x, size_t n)
 {
@@ -178,76 +179,12 @@ int cmd_alignment(model *m, const size_t *lens, size_t nl, size_t samples,
 
 /* ---- the trace (attention, and train with --trace) ------------------------------------------ */
 
-/* State of one trace: labels of each axis and where the files go. */
-typedef struct trace_ctx {
-    const char *dir;
-    char (*src)[16];    /* (Ts) source tokens */
-    char (*tgt)[16];    /* (Tt) decoded tokens */
-    char (*tgt_in)[16]; /* (Tt) decoder inputs: BOS then the decoded tokens */
-    char (*index)[16];  /* (n_index) 0, 1, 2, ... */
-    size_t n_index;
-    int print;          /* also print each matrix as a table */
-    int failed;         /* the sink refused a matrix or could not write it */
-} trace_ctx;
-
-/* The labels of an axis of kind "src", "tgt", "tgt_in" or any other (numbered), or NULL
- * when n numbers are more than were made. */
-static char (*axis_labels(trace_ctx *c, const char *kind, size_t n))[16]
+/* The tracefile's show hook: prints the matrix as a table (attention, train --trace
+ * without --quiet). */
+static void print_matrix(void *ctx, const char *name, const gsl_matrix *m,
+                         const char (*rows)[16], const char (*cols)[16])
 {
-    if (strcmp(kind, "src") == 0)
-        return c->src;
-    if (strcmp(kind, "tgt") == 0)
-        return c->tgt;
-    if (strcmp(kind, "tgt_in") == 0)
-        return c->tgt_in;
-    return n <= c->n_index ? c->index : NULL;
-}
-
-/* The trace_sink: prints the matrix (when asked) and writes it as dir/NAME.tsv. */
-static int trace_to_files(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
-                          const char *cols)
-{
-    trace_ctx *c = ctx;
-    char(*rl)[16] = axis_labels(c, rows, m->size1);
-    char(*cl)[16] = axis_labels(c, cols, m->size2);
-    if (!rl || !cl) {
-        c->failed = 1;
-        return -1;
-    }
-    if (c->print)
-        report_print_matrix(stdout, name, m, (const char(*)[16])rl, (const char(*)[16])cl);
-    char path[AFILE_PATH_MAX], file[128], err[ARGS_ERR_MAX], corner[64];
-    snprintf(file, sizeof file, "%s.tsv", name);
-    snprintf(corner, sizeof corner, "%s\\%s", rows, cols);
-    afile af;
-    if (afile_join(path, sizeof path, c->dir, file) != 0 ||
-        afile_open(&af, path, err, sizeof err) != 0) {
-        c->failed = 1;
-        return -1;
-    }
-    report_write_matrix(af.f, m, (const char(*)[16])rl, (const char(*)[16])cl, corner);
-    if (afile_commit(&af, err, sizeof err) != 0) {
-        args_run_error("%s", err);
-        c->failed = 1;
-        return -1;
-    }
-    return 0;
-}
-
-/* Writes the label of token tok into lab: as task_symbol shows it, cut to the 15 bytes a
- * label holds at the start of a UTF-8 character (a long word loses its end). */
-static void label_of(const task *t, size_t nsym, int tok, char lab[16])
-{
-    char word[DATASET_WORD_MAX + 8];
-    task_symbol(t, nsym, tok, word, sizeof word);
-    size_t len = strlen(word);
-    if (len > 15) {
-        len = 15;
-        while (len > 0 && ((unsigned char)word[len] & 0xc0) == 0x80)
-            len--; /* word[len] continues a character: cut before that character */
-    }
-    memcpy(lab, word, len);
-    lab[len] = '\0';
+    report_print_matrix(ctx, name, m, rows, cols);
 }
 
 int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print)
@@ -259,22 +196,12 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     if (!t)
         return args_run_error("%s", err);
     const size_t Tt = task_target_len(t, Ts), V = m->cfg.symbols;
-    /* labels for every axis a model may use: tokens, units (as many as its ops say its
-     * trace sends), or steps of an encoder and a decoder */
-    size_t nidx = m->ops->trace_units ? m->ops->trace_units(&m->cfg) : 0;
-    nidx = (nidx > Ts + Tt ? nidx : Ts + Tt) + 2;
     int *out = malloc(Tt * sizeof *out);
-    trace_ctx c = {0};
-    c.src = malloc(Ts * sizeof *c.src);
-    c.tgt = malloc(Tt * sizeof *c.tgt);
-    c.tgt_in = malloc(Tt * sizeof *c.tgt_in);
-    c.index = malloc(nidx * sizeof *c.index);
-    c.n_index = nidx;
-    c.dir = dir;
-    c.print = print;
+    tracefile c;
+    memset(&c, 0, sizeof c);
     int rc = 0;
     char fig_dir[AFILE_PATH_MAX];
-    if (!out || !c.src || !c.tgt || !c.tgt_in || !c.index) {
+    if (!out) {
         rc = args_run_error("out of memory");
         goto done;
     }
@@ -291,15 +218,13 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
         rc = args_run_error("%s decode failed: %s", m->ops->name, model_last_error());
         goto done;
     }
-    for (size_t i = 0; i < Ts; i++)
-        label_of(t, V, src[i], c.src[i]);
-    for (size_t i = 0; i < Tt; i++) {
-        label_of(t, V, out[i], c.tgt[i]);
-        label_of(t, V, i == 0 ? (int)V : out[i - 1], c.tgt_in[i]); /* BOS first */
+    if (tracefile_init(&c, m, t, src, Ts, out, Tt, dir) != 0) {
+        rc = args_run_error("out of memory");
+        goto done;
     }
-    for (size_t i = 0; i < nidx; i++)
-        snprintf(c.index[i], 16, "%u", (unsigned)i);
     if (print) {
+        c.show = print_matrix;
+        c.show_ctx = stdout;
         printf("source:  ");
         cmd_print_tokens(stdout, t, V, src, Ts);
         printf("\ndecoded: ");
@@ -308,10 +233,13 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     }
     /* a refusal of the sink is a file that could not be written; any other failure is
      * the model's report (error contract) */
-    if (model_trace(m, src, Ts, Tt, out, trace_to_files, &c) != 0 || c.failed)
+    if (model_trace(m, src, Ts, Tt, out, tracefile_sink, &c) != 0 || c.failed) {
+        if (c.failed && c.err[0])
+            args_run_error("%s", c.err);
         rc = c.failed ? args_run_error("could not write the trace into %s", dir)
                       : args_run_error("%s trace failed: %s", m->ops->name,
                                        model_last_error());
+    }
     /* the labels and numbers as gnuplot variables, and DIR/figures/ for the figures
      * (gnuplot -e "dir='DIR'; trace='DIR'" plots/attention.gp): the scripts make no
      * folder, they start no shell */
@@ -321,10 +249,7 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
 done:
     task_close(t);
     free(out);
-    free(c.src);
-    free(c.tgt);
-    free(c.tgt_in);
-    free(c.index);
+    tracefile_free(&c);
     return rc;
 }
 

@@ -44,6 +44,7 @@
 #include "traindir.h"
 #include "trainfiles.h"
 #include "../core/config.h"
+#include "../core/eval.h"
 #include "../core/model.h"
 #include "progress.h"
 #include "../core/rng.h"
@@ -158,17 +159,6 @@ typedef struct train_job {
     size_t threads;                              /* --threads given with --resume, or 0 */
 } train_job;
 
-/* The default final evaluation: up to twice the longest training length, in about 16
- * steps, never beyond max_len. */
-static size_t default_eval_lengths(const config *c, size_t *out)
-{
-    size_t top = 2 * c->train_max < c->max_len ? 2 * c->train_max : c->max_len;
-    size_t step = top / 16 ? top / 16 : 1, n = 0;
-    for (size_t L = step; L <= top; L += step)
-        out[n++] = L;
-    return n;
-}
-
 /* With --resume DIR every setting comes from DIR: refuses any other flag but --quiet and
  * --threads, and sets the BLAS threads of the latter. Returns 0 or the usage status. */
 static int parse_resume(const args_line *a, train_job *j)
@@ -224,7 +214,7 @@ static int parse_train(int argc, char **argv, train_job *j, const char **resume)
     if (t->data)
         rc = cmd_data_lengths(t, "--eval-lengths", j->lens, &j->nl);
     else if (j->nl == 0)
-        j->nl = default_eval_lengths(&j->c, j->lens);
+        j->nl = eval_default_lengths(&j->c, j->lens, ARGS_MAX_LENGTHS);
     const char *trace;
     for (size_t k = 0; rc == 0 && (trace = args_nth(&a, ARGS_TRACE, k)) != NULL; k++)
         if (task_parse(t, j->c.symbols, trace, j->trace_src, j->c.max_len, &j->trace_len, err,

@@ -1,12 +1,9 @@
 /* report.h — results for people and for plotting: labelled matrices, and a comparison's
  * figures and web page (prefix: report_).
  *
- * Matrices (attention maps, gate activations) are written as TSV with a header row of
- * column labels and a label at the start of each row, the layout gnuplot reads with
- * `matrix rowheaders columnheaders`:
- *     corner  c1  c2  ...
- *     r1      v   v   ...
- * Labels are the tokens on that axis, so a heat map can show them on its axes.
+ * Matrices (attention maps, gate activations) are written by the core
+ * (common/core/tracefile.h) as TSV with a header row of column labels and a label at the
+ * start of each row; here they are printed for people (report_print_matrix).
  *
  * A comparison directory (docs/results-format.md), once summary_report has written its
  * tables, gets from here, in this order:
@@ -37,10 +34,6 @@
 #include "../core/config.h"
 #include "../core/model.h"
 
-/* Writes m with row and column labels as TSV. Returns 0, or -1 on a write error. */
-int report_write_matrix(FILE *f, const gsl_matrix *m, const char (*rows)[16],
-                        const char (*cols)[16], const char *corner);
-
 /* Prints m as an aligned table with labels, 3 decimals (for the terminal). Wide matrices
  * are printed whole: a terminal scrolls, a teacher wants every column. */
 void report_print_matrix(FILE *f, const char *title, const gsl_matrix *m,
@@ -66,24 +59,19 @@ typedef struct report_facts {
     int have_lrsweep;  /* some model was trained at several rates (sweep.tsv) */
 } report_facts;
 
-/* One figure script of plots/ (report_figures.c): the figures it draws and the sentence
- * the page shows under them. */
+/* One figure script (plots/SCRIPT.gp): the figures it draws and the sentence shown under
+ * them, "what to look for", in English and in Chinese. */
 typedef struct report_figure {
     const char *script;     /* plots/NAME.gp */
-    const char *outputs[4]; /* figures it draws (without extension) */
+    const char *outputs[4]; /* figures it draws (without extension), NULL after the last */
     const char *caption;
+    const char *caption_zh;
 } report_figure;
 
-/* The most scripts report_figures.c may list. */
-#define REPORT_MAX_SCRIPTS 11
-
-/* The number of figure scripts, and the k-th in the order the page shows them (NULL past
- * the last). */
-size_t report_figure_count(void);
-const report_figure *report_figure_at(size_t k);
-
-/* The Chinese caption of script ("" when there is none). */
-const char *report_caption_zh(const char *script);
+/* Every figure script, in the order reports run and show them (report_figures.c): the one
+ * list of captions, read by the command's page and by the browser page. */
+#define REPORT_N_FIGURES 11
+extern const report_figure report_figures[REPORT_N_FIGURES];
 
 /* The figures one report drew, in the order the page shows them. */
 #define REPORT_MAX_FIGURES 44 /* 4 outputs for each of 11 scripts (report_draw.c checks it) */

@@ -2,8 +2,8 @@
  * (see report.h).
  *
  * Design. The figure scripts (plots/NAME.gp) are the only place that knows what a figure
- * shows; this file knows their names, the figures each one draws and the caption the
- * page shows under them (the table `figures`).
+ * shows; this file knows their names and the figures each one draws from the table
+ * report_figures (report_figures.c, which the browser page shares).
  *
  * Nothing read or typed reaches gnuplot as code. gnuplot parses its -e argument and every
  * file it loads as commands, and runs a shell for a backquote even inside double quotes,
@@ -87,8 +87,9 @@ const char *report_plots_dir(void)
     return NULL;
 }
 
-/* The figure scripts and their captions (report_figures.c). */
-#define N_FIGURES report_figure_count()
+#define N_FIGURES REPORT_N_FIGURES
+#define figures report_figures
+_Static_assert(N_FIGURES * 4 <= REPORT_MAX_FIGURES, "report_drawn holds every output");
 
 /* ---- running gnuplot ----------------------------------------------------------------- */
 
@@ -393,10 +394,10 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
         return -1;
     }
     size_t failed = 0;
-    int missing = 0, used[REPORT_MAX_SCRIPTS] = {0};
+    int missing = 0, used[N_FIGURES] = {0};
     static gp_run g;
     for (size_t k = 0; k < N_FIGURES && !missing; k++) {
-        const report_figure *fig = report_figure_at(k);
+        const report_figure *fig = &figures[k];
         if (strcmp(fig->script, "cost") == 0 && !fx->have_cost) {
             fprintf(stderr, "attnlab report: no run measured its cost (train "
                     "--cost-lengths): no cost figure\n");
@@ -454,7 +455,7 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
             used[k] = 1;
             drawn->fig[drawn->n].name = fig->outputs[o];
             drawn->fig[drawn->n].caption = fig->caption;
-            drawn->fig[drawn->n].caption_zh = report_caption_zh(fig->script);
+            drawn->fig[drawn->n].caption_zh = fig->caption_zh;
             drawn->n++;
             fprintf(f, "%s.gp: wrote %s/figures/%s.png and .svg\n", fig->script, shown,
                     fig->outputs[o]);
@@ -467,7 +468,7 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
         int any = 0;
         for (size_t k = 0; k < N_FIGURES; k++)
             if (used[k])
-                fprintf(f, " %s.gp", report_figure_at(k)->script), any = 1;
+                fprintf(f, " %s.gp", figures[k].script), any = 1;
         fputs(any ? "\n" : " (none)\n", f);
     }
     if (failed) {

@@ -349,8 +349,7 @@ static int write_summary(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
-/* Prints the summary for people: one row per model, accuracy ± sd at selected lengths. */
-static void print_summary(FILE *f, const summary_ctx *c)
+void summary_print(FILE *f, const summary_ctx *c)
 {
     fprintf(f, "\n%-18s %9s %5s %9s", "model", "params", "seeds", "train s");
     for (size_t k = 0; k < c->nsel; k++)
@@ -410,40 +409,50 @@ static void choose_lengths(summary_ctx *c)
     add_unique(c->poslens, &c->nposlens, 3, c->lens[c->nlens - 1]);
 }
 
-/* Writes the tables, then hands the figures and the page to report.c. A figure that
- * failed is an error, but only after the page shows every figure that was drawn. */
-static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *err,
-                         size_t errn)
+int summary_facts(const summary_ctx *c, summary_facts_buf *b)
 {
-    const char **names = malloc(2 * c->ng * sizeof *names), **runs = names + c->ng;
-    const model_ops **ops = malloc(c->ng * sizeof *ops);
-    if (!names || !ops) {
-        free(names);
-        free(ops);
-        snprintf(err, errn, "out of memory");
+    b->names = malloc(2 * c->ng * sizeof *b->names);
+    b->ops = malloc(c->ng * sizeof *b->ops);
+    if (!b->names || !b->ops) {
+        summary_facts_free(b);
         return -1;
     }
-    report_facts fx = {.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng, .models = names,
-                       .runs = runs, .ops = ops, .position_lengths = c->poslens,
-                       .n_position_lengths = c->nposlens};
+    const char **runs = b->names + c->ng;
+    b->fx = (report_facts){.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng,
+                           .models = b->names, .runs = runs, .ops = b->ops,
+                           .position_lengths = c->poslens,
+                           .n_position_lengths = c->nposlens};
     for (size_t m = 0; m < c->ng; m++) {
-        names[m] = c->g[m].name;
-        ops[m] = model_lookup(c->g[m].runs[0]->cfg.model); /* every run's was checked */
+        b->names[m] = c->g[m].name;
+        b->ops[m] = model_lookup(c->g[m].runs[0]->cfg.model); /* every run's was checked */
         runs[m] = c->g[m].runs[0]->dir; /* the first run's trace stands for the group */
-        if (c->g[m].n > fx.seeds)
-            fx.seeds = c->g[m].n;
-        fx.have_cost |= c->g[m].ncost_lens > 0;
+        if (c->g[m].n > b->fx.seeds)
+            b->fx.seeds = c->g[m].n;
+        b->fx.have_cost |= c->g[m].ncost_lens > 0;
         for (size_t i = 0; i < c->g[m].n; i++)
-            fx.have_val |= c->g[m].runs[i]->has_val;
-        fx.have_sweep |= summary_setups(c, m) > 1;
-        fx.have_lrsweep |= summary_swept(c, m);
+            b->fx.have_val |= c->g[m].runs[i]->has_val;
+        b->fx.have_sweep |= summary_setups(c, m) > 1;
+        b->fx.have_lrsweep |= summary_swept(c, m);
         const task *t = task_lookup(c->g[m].runs[0]->cfg.task);
-        fx.have_distance |= t && t->source_of;
+        b->fx.have_distance |= t && t->source_of;
         for (size_t i = 0; i < c->g[m].n; i++)
-            fx.have_bleu |= c->g[m].runs[i]->n_bleu > 0;
+            b->fx.have_bleu |= c->g[m].runs[i]->n_bleu > 0;
     }
-    int rc = -1;
-    if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, &fx, err, errn) != 0 ||
+    return 0;
+}
+
+void summary_facts_free(summary_facts_buf *b)
+{
+    free(b->names);
+    free(b->ops);
+    b->names = NULL;
+    b->ops = NULL;
+}
+
+int summary_write_tables(const summary_ctx *c, const report_facts *fx, const char *out,
+                         char *err, size_t errn)
+{
+    if (afile_mkdirs(out, err, errn) != 0 || report_check_out(out, fx, err, errn) != 0 ||
         afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
         afile_write(out, "distance.tsv", write_distance, c, err, errn) ||
@@ -456,27 +465,9 @@ static int write_outputs(const summary_ctx *c, const char *out, FILE *f, char *e
         afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||
-        report_copy_traces(out, &fx, err, errn) || report_write_vars(out, &fx, err, errn))
-        goto done;
-    print_summary(f, c);
-    summary_print_convergence(f, c);
-    report_drawn drawn;
-    char why[1024];
-    const int figures = report_draw(out, &fx, &drawn, f, why, sizeof why);
-    if (report_write_page(out, &fx, &drawn, err, errn) != 0)
-        goto done;
-    char shown[AFILE_PATH_MAX];
-    fprintf(f, "report:  %s/%s\n", rundir_printable(out, shown, sizeof shown),
-            report_page_name());
-    if (figures != 0) {
-        snprintf(err, errn, "%s", why);
-        goto done;
-    }
-    rc = 0;
-done:
-    free(names);
-    free(ops);
-    return rc;
+        report_copy_traces(out, fx, err, errn) || report_write_vars(out, fx, err, errn))
+        return -1;
+    return 0;
 }
 
 /* Prints "attnlab report: skipping DIR: WHY" on stderr, both made printable. */
@@ -513,31 +504,28 @@ static int gather_keys(summary_ctx *c, rundir *rd, size_t loaded)
     return c->scratch ? 0 : -1;
 }
 
-int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, char *err,
-                   size_t errn)
+int summary_load(summary_ctx *c, const char *const *runs, size_t n, char *err, size_t errn)
 {
-    summary_ctx *c = calloc(1, sizeof *c);
-    rundir *rd = calloc(n ? n : 1, sizeof *rd);
-    int rc = -1;
-    size_t loaded = 0;
-    if (!c || !rd)
+    memset(c, 0, sizeof *c);
+    rundir *rd = c->rd = calloc(n ? n : 1, sizeof *rd);
+    if (!rd)
         goto oom;
     for (size_t i = 0; i < n; i++) {
         char why[1024];
-        if (rundir_load(&rd[loaded], runs[i], why, sizeof why) != 0) {
+        if (rundir_load(&rd[c->loaded], runs[i], why, sizeof why) != 0) {
             say_skipped(runs[i], why);
             continue;
         }
-        if (summary_add_run(c, &rd[loaded++]) != 0)
+        if (summary_add_run(c, &rd[c->loaded++]) != 0)
             goto oom;
     }
-    if (loaded == 0) {
+    if (c->loaded == 0) {
         snprintf(err, errn, "no finished run to report (each needs config.tsv, build.tsv, "
                  "train_log.tsv, eval.tsv with at least one row and eval_positions.tsv)");
-        goto done;
+        return -1;
     }
     if (summary_name_groups(c, err, errn) != 0)
-        goto done;
+        return -1;
     /* stable order of models for every table and figure */
     for (size_t i = 1; i < c->ng; i++)
         for (size_t j = i; j > 0 && summary_group_rank(&c->g[j]) < summary_group_rank(&c->g[j - 1]); j--) {
@@ -545,37 +533,48 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
             c->g[j] = c->g[j - 1];
             c->g[j - 1] = tmp;
         }
-    if (gather_keys(c, rd, loaded) != 0)
+    if (gather_keys(c, rd, c->loaded) != 0)
         goto oom;
     if (c->nlens == 0) {
         snprintf(err, errn, "the runs hold no evaluation lengths");
-        goto done;
+        return -1;
     }
     choose_lengths(c);
-    rc = write_outputs(c, out, f, err, errn);
-    goto done;
+    return 0;
 oom:
     snprintf(err, errn, "out of memory");
-done:
-    if (c) {
-        for (size_t m = 0; m < c->ng; m++) {
-            free(c->g[m].runs);
-            free(c->g[m].steps);
-            free(c->g[m].cost_lens);
-        }
-        free(c->g);
-        free(c->lens);
-        free(c->scratch);
-    }
-    if (rd)
-        for (size_t i = 0; i < loaded; i++)
-            rundir_free(&rd[i]);
-    free(rd);
-    free(c);
-    return rc;
+    return -1;
 }
 
-const char *summary_plots_dir(void)
+void summary_free(summary_ctx *c)
 {
-    return report_plots_dir();
+    for (size_t m = 0; m < c->ng; m++) {
+        free(c->g[m].runs);
+        free(c->g[m].steps);
+        free(c->g[m].cost_lens);
+    }
+    free(c->g);
+    free(c->lens);
+    free(c->scratch);
+    if (c->rd)
+        for (size_t i = 0; i < c->loaded; i++)
+            rundir_free(&c->rd[i]);
+    free(c->rd);
+    memset(c, 0, sizeof *c);
+}
+
+int summary_merge(const char *const *runs, size_t n, const char *out, char *err, size_t errn)
+{
+    summary_ctx c;
+    summary_facts_buf b = {0};
+    int rc = -1;
+    if (summary_load(&c, runs, n, err, errn) == 0) {
+        if (summary_facts(&c, &b) != 0)
+            snprintf(err, errn, "out of memory");
+        else
+            rc = summary_write_tables(&c, &b.fx, out, err, errn);
+    }
+    summary_facts_free(&b);
+    summary_free(&c);
+    return rc;
 }

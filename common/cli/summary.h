@@ -19,7 +19,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Merges the run directories runs[0..n-1] into out (created when missing), writes the
+/* Merges the run directories runs[0..n-1] into out (created when missing): writes the
+ * tables, the copies of the runs' traces, figure_vars.gp and task.txt, everything the
+ * figure scripts read, and nothing else (no figure, no page, nothing printed but the line
+ * on stderr for each run skipped). Portable (summary.c): the browser page's entry point
+ * calls it too (common/web/web_page.h, page_compare). Returns 0, or -1 with one line in
+ * err when no run could be read or a file could not be written. */
+int summary_merge(const char *const *runs, size_t n, const char *out, char *err,
+                  size_t errn);
+
+/* The command's whole report (summary_report.c): summary_merge's files, then
+ * merges the run directories runs[0..n-1] into out (created when missing), writes the
  * tables, draws the figures with gnuplot when it is installed (one line on stderr says
  * how to draw them later when it is not) and writes report.html, which shows the figures
  * drawn and out/manifest.tsv when there is one. Prints the summary table on f. Returns

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "report.h"
 #include "rundir.h"
 
 /* Room for a group's name: the model and every setting that differs, "name=value" each
@@ -89,7 +90,42 @@ typedef struct summary_ctx {
     size_t sel[4], nsel;         /* lengths for the summary table */
     size_t poslens[3], nposlens; /* lengths of the positions figure */
     double *scratch;             /* 6 · (the most runs of a group): medians over seeds */
+    rundir *rd;                  /* (loaded) the run directories read, which g points into */
+    size_t loaded;
 } summary_ctx;
+
+/* ---- the comparison (summary.c) -------------------------------------------------------- */
+
+/* Reads the run directories runs[0..n-1] into c (skipping, with one line on stderr, each
+ * that rundir_load refuses), groups them by setup in the registry's order and chooses the
+ * lengths the tables show. Returns 0, or -1 with one line in err when no run could be
+ * read or memory ran out; call summary_free(c) either way. */
+int summary_load(summary_ctx *c, const char *const *runs, size_t n, char *err, size_t errn);
+
+/* Frees what summary_load allocated in c (and the runs it read). */
+void summary_free(summary_ctx *c);
+
+/* The facts of c for report.h's writers, and the arrays they point into. */
+typedef struct summary_facts_buf {
+    report_facts fx;
+    const char **names; /* (2 · ng) the groups' names, then their first runs' folders */
+    const model_ops **ops;
+} summary_facts_buf;
+
+/* Fills b from c (which must outlive it). Returns 0, or -1 when memory runs out; call
+ * summary_facts_free(b) either way. */
+int summary_facts(const summary_ctx *c, summary_facts_buf *b);
+void summary_facts_free(summary_facts_buf *b);
+
+/* Writes the comparison's tables into out (created when missing), then the copies of the
+ * traces and figure_vars.gp (report.h): everything the figure scripts read. Returns 0,
+ * or -1 with one line in err. */
+int summary_write_tables(const summary_ctx *c, const report_facts *fx, const char *out,
+                         char *err, size_t errn);
+
+/* Prints the summary for people on f: one row per group, accuracy ± sd at the lengths
+ * of summary.tsv. */
+void summary_print(FILE *f, const summary_ctx *c);
 
 /* ---- grouping runs by setup (summary_group.c) ----------------------------------------- */
 

@@ -15,6 +15,7 @@
 #include "buildinfo.h"
 #include "../core/checkpoint.h"
 #include "../core/config.h"
+#include "../core/train.h"
 #include "traindir.h"
 
 int trainfiles_write_log(FILE *f, const void *ctx)
@@ -29,27 +30,7 @@ int trainfiles_write_config(FILE *f, const void *c) { return config_write_tsv(c,
 int trainfiles_write_build(FILE *f, const void *ctx)
 {
     const trainfiles_facts *rf = ctx;
-    fprintf(f, "key\tvalue\n");
-    buildinfo_write_tsv(f);
-    fprintf(f, "parameters\t%zu\n", rf->m->params.size);
-    if (rf->ts) {
-        fprintf(f, "train_steps\t%zu\n", rf->ts->steps);
-        fprintf(f, "train_seconds\t%.3f\n", rf->ts->seconds);
-        /* converged: a plateau ended the run (patience); target: its validation reached
-         * stop_acc; budget: it ran every step */
-        fprintf(f, "stopped\t%s\n", rf->ts->early == TRAIN_PLATEAU  ? "converged"
-                                     : rf->ts->early == TRAIN_TARGET ? "target"
-                                                                     : "budget");
-    }
-    if (rf->best && rf->best->step) {
-        /* the weights of model.ckpt: the step of the best validation, the training
-         * seconds up to it (as the log counts them), its validation scores */
-        fprintf(f, "best_step\t%zu\n", rf->best->step);
-        fprintf(f, "best_seconds\t%.3f\n", rf->best->seconds);
-        fprintf(f, "best_val_token_acc\t%.6f\n", rf->best->token_acc);
-        fprintf(f, "best_val_loss\t%.6g\n", rf->best->loss);
-    }
-    return ferror(f) ? -1 : 0;
+    return train_write_build(f, buildinfo_write_tsv, rf->m->params.size, rf->ts, rf->best);
 }
 
 int trainfiles_save(void *p, size_t step, const optim *o)

@@ -279,3 +279,13 @@ void eval_print(FILE *f, const char *model_name, const eval_result *r, size_t nl
         fprintf(f, "%-14s %6zu %8zu %10.4f %10.4f %10.4g\n", model_name, r[k].len,
                 r[k].samples, r[k].token_acc, r[k].seq_acc, r[k].loss);
 }
+
+size_t eval_default_lengths(const config *c, size_t *out, size_t max)
+{
+    const size_t top = 2 * c->train_max < c->max_len ? 2 * c->train_max : c->max_len;
+    const size_t step = top / 16 ? top / 16 : 1;
+    size_t n = 0;
+    for (size_t L = step; L <= top && n < max; L += step)
+        out[n++] = L;
+    return n;
+}

@@ -76,4 +76,9 @@ int eval_write_bleu_tsv(FILE *f, const char *model_name, const eval_result *r, s
 /* Prints the per-length table for people. */
 void eval_print(FILE *f, const char *model_name, const eval_result *r, size_t nl);
 
+/* The final evaluation of a run when none is asked for (train without --eval-lengths,
+ * the page without eval_lengths): up to twice the longest training length, in about 16
+ * steps, never beyond max_len, at most max lengths, written into out. Returns the count. */
+size_t eval_default_lengths(const config *c, size_t *out, size_t max);
+
 #endif

@@ -337,3 +337,45 @@ void task_symbol(const task *t, size_t nsym, int tok, char *buf, size_t n)
     else
         snprintf(buf, n, "%d", tok);
 }
+
+int task_file_config(config *c, const task_file_given *given, char *err, size_t n)
+{
+    const task *t = task_open_new(c, err, n); /* read as it is; compared below */
+    if (!t)
+        return TASK_FILE_UNREADABLE;
+    const dataset *d = t->data;
+    const dataset_range tr = d->set[DATASET_TRAIN];
+    const size_t lo = d->ex[tr.first].Ts, hi = d->ex[tr.first + tr.count - 1].Ts;
+    int rc = 0;
+    if (given->symbols && c->symbols != d->V) {
+        snprintf(err, n, "%s %zu disagrees with the %zu symbols of the vocabulary of %s "
+                 "(leave %s out: the file decides it)", given->symbols, c->symbols, d->V,
+                 c->task, given->symbols);
+        rc = -1;
+    } else if (given->data_crc && c->data_crc != d->crc) {
+        snprintf(err, n, "%s %lu disagrees with the CRC-32 %lu of %s (the file changed, or "
+                 "leave %s out)", given->data_crc, c->data_crc, (unsigned long)d->crc,
+                 c->task, given->data_crc);
+        rc = -1;
+    }
+    if (rc == 0) {
+        c->symbols = d->V;
+        c->data_crc = d->crc;
+        if (!given->train_len) {
+            c->train_min = lo;
+            c->train_max = hi;
+        } else if (c->train_min <= c->train_max) {
+            for (int s = DATASET_TRAIN; s <= DATASET_VAL && rc == 0; s++)
+                if (dataset_within(d, (dataset_set)s, c->train_min, c->train_max).count == 0) {
+                    snprintf(err, n, "%s %zu:%zu: no %s example of %s has a source length in "
+                             "that range (accepted: a range that holds some; its training "
+                             "sources are %zu to %zu symbols long)", given->train_len,
+                             c->train_min, c->train_max,
+                             s == DATASET_TRAIN ? "training" : "validation", c->task, lo, hi);
+                    rc = -1;
+                }
+        }
+    }
+    task_close(t);
+    return rc;
+}

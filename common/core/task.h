@@ -78,6 +78,25 @@ const task *task_open(const config *c, char *err, size_t n);
  * symbols the file is about to decide (args_config): nothing is compared. */
 const task *task_open_new(const config *c, char *err, size_t n);
 
+/* How a front-end names, in its messages, the settings a user gave that a data file
+ * also decides; NULL for a setting not given. */
+typedef struct task_file_given {
+    const char *symbols;   /* e.g. "--symbols" */
+    const char *data_crc;  /* e.g. "--data-crc" */
+    const char *train_len; /* e.g. "--train-len" (train_min and train_max) */
+} task_file_given;
+
+/* A new run on a file task (task_is_file(c->task)): reads the file now, so that a bad
+ * line is refused before anything runs, and sets what the file decides: c->symbols (its
+ * vocabulary), c->data_crc (its CRC-32), and, unless given, the training range (the
+ * source lengths of its training set). A symbols or data_crc given that disagrees with
+ * the file, or a training range given that holds no training or no validation example,
+ * is refused. Returns 0; TASK_FILE_UNREADABLE with the file's own error in err (the
+ * caller names the task); or -1 with one line in err naming the setting as given names
+ * it. */
+#define TASK_FILE_UNREADABLE (-2)
+int task_file_config(config *c, const task_file_given *given, char *err, size_t n);
+
 /* Releases a task of task_open (nothing for a generated one; NULL is allowed). */
 void task_close(const task *t);
 

@@ -328,3 +328,25 @@ int train_run(model *m, const task *t, const config *c, rng_streams *r, optim *o
     free(pred);
     return rc;
 }
+
+int train_write_build(FILE *f, void (*build)(FILE *f), size_t params,
+                      const train_summary *ts, const train_best *best)
+{
+    fprintf(f, "key\tvalue\n");
+    build(f);
+    fprintf(f, "parameters\t%zu\n", params);
+    if (ts) {
+        fprintf(f, "train_steps\t%zu\n", ts->steps);
+        fprintf(f, "train_seconds\t%.3f\n", ts->seconds);
+        fprintf(f, "stopped\t%s\n", ts->early == TRAIN_PLATEAU  ? "converged"
+                                     : ts->early == TRAIN_TARGET ? "target"
+                                                                 : "budget");
+    }
+    if (best && best->step) {
+        fprintf(f, "best_step\t%zu\n", best->step);
+        fprintf(f, "best_seconds\t%.3f\n", best->seconds);
+        fprintf(f, "best_val_token_acc\t%.6f\n", best->token_acc);
+        fprintf(f, "best_val_loss\t%.6g\n", best->loss);
+    }
+    return ferror(f) ? -1 : 0;
+}

@@ -179,4 +179,13 @@ void train_log_header(FILE *log);
 /* Seconds on a monotonic clock. */
 double train_now(void);
 
+/* Writes a run's build.tsv on f, as every front-end writes it: the header "key value",
+ * the lines build(f) writes (the program's build facts: buildinfo_write_tsv), then
+ * parameters, and when ts is not NULL train_steps, train_seconds and how the run stopped
+ * ("converged": a plateau; "target": its validation reached stop_acc; "budget": it ran
+ * every step), and when best has a step, the best validation's step, seconds, token
+ * accuracy and loss (the weights of model.ckpt). Returns 0, or -1 on a write error. */
+int train_write_build(FILE *f, void (*build)(FILE *f), size_t params,
+                      const train_summary *ts, const train_best *best);
+
 #endif

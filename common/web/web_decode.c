@@ -1,8 +1,9 @@
 /* web_decode.c — the page's decoding of one input: the output, its target when known,
  * and every matrix of the model's trace written under the run's trace/ (prefix: page_).
  *
- * Design. The same labels and files as `attnlab attention` (docs/results-format.md),
- * so the page's figure scripts and a downloaded run read them alike. Part of the page's
+ * Design. The same labels and files as `attnlab attention`, written by the same code
+ * (common/core/tracefile.h), so the page's figure scripts and a downloaded run read them
+ * alike. Part of the page's
  * entry point (web_run.h).
  */
 #include <stdio.h>
@@ -14,90 +15,11 @@
 #include "../core/dataset.h"
 #include "../core/model.h"
 #include "../core/task.h"
+#include "../core/tracefile.h"
 #include "web_page.h"
 #include "web_run.h"
 
 /* ---- decoding an input ------------------------------------------------------------------ */
-
-/* What a trace writes: the directory and the labels of each axis. */
-typedef struct page_trace {
-    const char *dir;
-    char (*src)[16], (*tgt)[16], (*tgt_in)[16], (*index)[16];
-    size_t n_index;
-    int failed;
-} page_trace;
-
-/* One labelled matrix in the layout of docs/results-format.md (the one report.c's
- * report_write_matrix writes). */
-typedef struct page_matrix {
-    const gsl_matrix *m;
-    const char (*rows)[16], (*cols)[16];
-    const char *corner;
-} page_matrix;
-
-static int page_write_matrix(FILE *f, const void *ctx)
-{
-    const page_matrix *x = ctx;
-    fprintf(f, "%s", x->corner);
-    for (size_t j = 0; j < x->m->size2; j++)
-        fprintf(f, "\t%s", x->cols[j]);
-    fputc('\n', f);
-    for (size_t i = 0; i < x->m->size1; i++) {
-        fprintf(f, "%s", x->rows[i]);
-        for (size_t j = 0; j < x->m->size2; j++)
-            fprintf(f, "\t%.6g", gsl_matrix_get(x->m, i, j));
-        fputc('\n', f);
-    }
-    return ferror(f) ? -1 : 0;
-}
-
-static char (*page_axis(page_trace *c, const char *kind, size_t n))[16]
-{
-    if (strcmp(kind, "src") == 0)
-        return c->src;
-    if (strcmp(kind, "tgt") == 0)
-        return c->tgt;
-    if (strcmp(kind, "tgt_in") == 0)
-        return c->tgt_in;
-    return n <= c->n_index ? c->index : NULL;
-}
-
-/* The trace_sink: writes the matrix as dir/NAME.tsv. */
-static int page_trace_sink(void *ctx, const char *name, const gsl_matrix *m, const char *rows,
-                           const char *cols)
-{
-    page_trace *c = ctx;
-    char(*rl)[16] = page_axis(c, rows, m->size1);
-    char(*cl)[16] = page_axis(c, cols, m->size2);
-    char file[128], corner[64];
-    if (!rl || !cl) {
-        c->failed = 1;
-        return -1;
-    }
-    snprintf(file, sizeof file, "%s.tsv", name);
-    snprintf(corner, sizeof corner, "%s\\%s", rows, cols);
-    page_matrix x = {m, (const char(*)[16])rl, (const char(*)[16])cl, corner};
-    if (afile_write(c->dir, file, page_write_matrix, &x, page_err, sizeof page_err) != 0) {
-        c->failed = 1;
-        return -1;
-    }
-    return 0;
-}
-
-/* The label of token tok: as task_symbol shows it, cut to 15 bytes at a UTF-8 character. */
-static void page_label(const task *t, size_t nsym, int tok, char lab[16])
-{
-    char word[DATASET_WORD_MAX + 8];
-    task_symbol(t, nsym, tok, word, sizeof word);
-    size_t len = strlen(word);
-    if (len > 15) {
-        len = 15;
-        while (len > 0 && ((unsigned char)word[len] & 0xc0) == 0x80)
-            len--;
-    }
-    memcpy(lab, word, len);
-    lab[len] = '\0';
-}
 
 /* Appends the words of tokens x (n) to f, separated by spaces. */
 static void page_words(FILE *f, const task *t, size_t nsym, const int *x, size_t n)
@@ -128,17 +50,13 @@ int page_decode(int h, const char *input)
     size_t Ts = 0;
     batch b = {0};
     int *out = NULL;
-    page_trace c = {0};
+    tracefile c;
+    memset(&c, 0, sizeof c);
     char *text = NULL;
     size_t text_len = 0;
     const size_t Tmax = task_max_target_len(t, 1, Lmax);
-    size_t nidx = m->cfg.hidden > m->cfg.d_model ? m->cfg.hidden : m->cfg.d_model;
-    nidx = (nidx > Lmax + Tmax ? nidx : Lmax + Tmax) + 2;
     char tdir[AFILE_PATH_MAX];
-    if (batch_alloc(&b, 1, Lmax, Tmax) != 0 || !(out = malloc(Tmax * sizeof *out)) ||
-        !(c.src = malloc(Lmax * sizeof *c.src)) || !(c.tgt = malloc(Tmax * sizeof *c.tgt)) ||
-        !(c.tgt_in = malloc(Tmax * sizeof *c.tgt_in)) ||
-        !(c.index = malloc(nidx * sizeof *c.index))) {
+    if (batch_alloc(&b, 1, Lmax, Tmax) != 0 || !(out = malloc(Tmax * sizeof *out))) {
         snprintf(page_err, sizeof page_err, "out of memory");
         goto done;
     }
@@ -163,22 +81,19 @@ int page_decode(int h, const char *input)
                  model_last_error());
         goto done;
     }
-    for (size_t i = 0; i < Ts; i++)
-        page_label(t, V, b.src[i], c.src[i]);
-    for (size_t i = 0; i < Tt; i++) {
-        page_label(t, V, out[i], c.tgt[i]);
-        page_label(t, V, i == 0 ? (int)V : out[i - 1], c.tgt_in[i]); /* BOS first */
-    }
-    for (size_t i = 0; i < nidx; i++)
-        snprintf(c.index[i], 16, "%u", (unsigned)i);
-    c.n_index = nidx;
     afile_join(tdir, sizeof tdir, p->dir, "trace");
-    c.dir = tdir;
+    if (tracefile_init(&c, m, t, b.src, Ts, out, Tt, tdir) != 0) {
+        snprintf(page_err, sizeof page_err, "out of memory");
+        goto done;
+    }
     if (m->ops->trace) {
         int *again = malloc(Tt * sizeof *again);
         if (!again || afile_mkdirs(tdir, page_err, sizeof page_err) != 0 ||
-            model_trace(m, b.src, Ts, Tt, again, page_trace_sink, &c) != 0 || c.failed) {
-            if (!c.failed && again)
+            model_trace(m, b.src, Ts, Tt, again, tracefile_sink, &c) != 0 || c.failed) {
+            if (c.failed)
+                snprintf(page_err, sizeof page_err, "%s", c.err[0] ? c.err
+                         : "the trace sent a matrix whose axes have no labels");
+            else if (again)
                 snprintf(page_err, sizeof page_err, "%s trace failed: %s", m->ops->name,
                          model_last_error());
             free(again);
@@ -209,9 +124,6 @@ done:
     task_close(t);
     batch_free(&b);
     free(out);
-    free(c.src);
-    free(c.tgt);
-    free(c.tgt_in);
-    free(c.index);
+    tracefile_free(&c);
     return rc;
 }

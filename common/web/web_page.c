@@ -40,6 +40,8 @@
 
 #include "../core/afile.h"
 #include "../cli/buildinfo.h"
+#include "../cli/report.h"
+#include "../cli/summary.h"
 #include "../core/checkpoint.h"
 #include "../core/config.h"
 #include "../core/dataset.h"
@@ -260,26 +262,13 @@ int page_train(int h, int steps)
     return rc;
 }
 
-/* The facts of a run besides its configuration (build.tsv), as `attnlab train` writes
- * them (cmd_train.c's write_build). */
+/* The facts of a run besides its configuration (build.tsv), written by the code
+ * `attnlab train` writes them with (train_write_build). */
 static int page_write_build(FILE *f, const void *ctx)
 {
     const page_run *p = ctx;
-    fprintf(f, "key\tvalue\n");
-    buildinfo_write_tsv(f);
-    fprintf(f, "parameters\t%zu\n", p->m->params.size);
-    fprintf(f, "train_steps\t%zu\n", p->step);
-    fprintf(f, "train_seconds\t%.3f\n", p->seconds);
-    fprintf(f, "stopped\t%s\n", p->early == TRAIN_PLATEAU  ? "converged"
-                                : p->early == TRAIN_TARGET ? "target"
-                                                           : "budget");
-    if (p->best.step) {
-        fprintf(f, "best_step\t%zu\n", p->best.step);
-        fprintf(f, "best_seconds\t%.3f\n", p->best.seconds);
-        fprintf(f, "best_val_token_acc\t%.6f\n", p->best.token_acc);
-        fprintf(f, "best_val_loss\t%.6g\n", p->best.loss);
-    }
-    return ferror(f) ? -1 : 0;
+    const train_summary ts = {.steps = p->step, .seconds = p->seconds, .early = p->early};
+    return train_write_build(f, buildinfo_write_tsv, p->m->params.size, &ts, &p->best);
 }
 
 /* Ends the training of run h where it is (after a "stop", or when page_train said it is
@@ -399,7 +388,7 @@ int page_open(const char *path, const char *dir, const char *settings)
             memcpy(p->lens, all, p->nl * sizeof *p->lens);
         free(all);
     } else if (p->nl == 0) {
-        p->nl = page_default_lengths(&p->c, p->lens);
+        p->nl = eval_default_lengths(&p->c, p->lens, PAGE_LENGTHS_MAX);
     }
     task_close(t);
     if (afile_write(dir, "config.tsv", page_write_config, &p->c, page_err, sizeof page_err)) {
@@ -445,6 +434,50 @@ int page_close(int h)
  * thousand parameters, trains copy at lengths up to 8 in seconds) or "defaults" (the
  * command line's own sizes: nothing to set). Returns the settings (key=value words), or
  * "" for an unknown preset or model. */
+int page_compare(const char *runs, const char *out)
+{
+    char *copy = strdup(runs);
+    size_t n = 0;
+    const char **dirs = malloc((strlen(runs) / 2 + 2) * sizeof *dirs);
+    if (!copy || !dirs) {
+        free(copy);
+        free(dirs);
+        snprintf(page_err, sizeof page_err, "out of memory");
+        return -1;
+    }
+    for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
+        dirs[n++] = line;
+    const int rc = summary_merge(dirs, n, out, page_err, sizeof page_err);
+    free(copy);
+    free(dirs);
+    return rc;
+}
+
+const char *page_figures(void)
+{
+    static char *text;
+    size_t len = 0;
+    if (text)
+        return text;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return "";
+    for (size_t k = 0; k < REPORT_N_FIGURES; k++) {
+        const report_figure *fig = &report_figures[k];
+        fprintf(f, "figure\t%s\t", fig->script);
+        for (size_t o = 0; o < 4 && fig->outputs[o]; o++)
+            fprintf(f, o ? " %s" : "%s", fig->outputs[o]);
+        fprintf(f, "\t%s\t%s\n", fig->caption, fig->caption_zh);
+    }
+    for (const model_ops *const *ops = model_registry; *ops; ops++)
+        for (const model_trace_kind *k = (*ops)->traces; k && k->prefix; k++)
+            if (k->about)
+                fprintf(f, "trace\t%s\t%s\t%s\t%s\n", (*ops)->name, k->figure, k->about,
+                        k->about_zh ? k->about_zh : k->about);
+    fclose(f);
+    return text ? text : "";
+}
+
 const char *page_preset(const char *name, const char *preset)
 {
     const model_ops *ops = model_lookup(name);

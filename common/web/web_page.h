@@ -57,6 +57,23 @@ int page_config(int h);
  * -1. */
 int page_decode(int h, const char *input);
 
+/* Merges the finished runs in the directories runs (one path a line) into the comparison
+ * directory out, with the command line's own writers (common/cli/summary.h,
+ * summary_merge): curves.tsv, accuracy.tsv, positions.tsv and the other tables, the
+ * copies of each run's trace/ as out/trace/MODEL/ with their trace_vars.gp, and
+ * figure_vars.gp, which the figure scripts plots/NAME.gp read; a run that is not finished
+ * (no eval.tsv) is skipped with a line on stderr. Returns 0, or -1 when no run could be
+ * read or a file could not be written. */
+int page_compare(const char *runs, const char *out);
+
+/* The figures the page draws and their captions, as the command's report.html shows them
+ * (common/cli/report_figures.c), one TAB-separated line each:
+ *     figure  SCRIPT  OUTPUT OUTPUT...  CAPTION  CAPTION_ZH
+ * then, for each kind of matrix a model's trace sends that adds a sentence to its
+ * figure's caption (model_trace_kind's about):
+ *     trace   MODEL   FIGURE  ABOUT  ABOUT_ZH */
+const char *page_figures(void);
+
 /* Closes run h (its files stay). Returns 0 or -1. */
 int page_close(int h);
 

@@ -60,10 +60,6 @@ page_run *page_get(int h);
  * line). Returns 0, or -1 with one line in page_err. */
 int page_configure(page_run *p, const char *settings, FILE *args);
 
-/* The default final evaluation of the command line (train without --eval-lengths) into
- * out (room for PAGE_LENGTHS_MAX); returns the count. */
-size_t page_default_lengths(const config *c, size_t *out);
-
 /* Reads "A,B,C" (whole numbers from 1 to max, at most PAGE_LENGTHS_MAX) into lens.
  * Returns the count, or 0 with one line in page_err. */
 size_t page_parse_lengths(const char *text, size_t max, size_t *lens);

@@ -12,24 +12,12 @@
 
 #include "../core/config.h"
 #include "../core/dataset.h"
+#include "../core/eval.h"
 #include "../core/model.h"
 #include "../core/task.h"
 #include "web_run.h"
 
 /* ---- settings -------------------------------------------------------------------------- */
-
-/* The default final evaluation of the command line (train without --eval-lengths): up to
- * twice the longest training length in about 16 steps, never beyond max_len. The same
- * rule as cmd_train.c's default_eval_lengths. */
-size_t page_default_lengths(const config *c, size_t *out)
-{
-    const size_t top = 2 * c->train_max < c->max_len ? 2 * c->train_max : c->max_len;
-    const size_t step = top / 16 ? top / 16 : 1;
-    size_t n = 0;
-    for (size_t L = step; L <= top && n < PAGE_LENGTHS_MAX; L += step)
-        out[n++] = L;
-    return n;
-}
 
 /* Reads "A,B,C" (whole numbers from 1 to max, at most PAGE_LENGTHS_MAX) into lens.
  * Returns the count, or 0 with one line in page_err. */
@@ -136,33 +124,14 @@ int page_configure(page_run *p, const char *settings, FILE *args)
         return -1;
     }
     /* a data file decides its vocabulary, its CRC-32 and, unless given, the training
-     * range (the command line's file_task_config in cli_args.c) */
+     * range, as on the command line (task_file_config); then it is opened as the run
+     * will open it, for the lengths of its test set */
     const task *t = NULL;
     if (task_is_file(c->task)) {
-        char err[PAGE_ERR_MAX];
-        if (!(t = task_open_new(c, err, sizeof err))) {
-            snprintf(page_err, sizeof page_err, "%s", err); /* it names the file */
-            return -1;
-        }
-        const dataset *d = t->data;
-        c->symbols = d->V;
-        c->data_crc = d->crc;
-        const dataset_range tr = d->set[DATASET_TRAIN];
-        if (!train_len_given) {
-            c->train_min = d->ex[tr.first].Ts;
-            c->train_max = d->ex[tr.first + tr.count - 1].Ts;
-        } else if (c->train_min <= c->train_max) {
-            for (int s = DATASET_TRAIN; s <= DATASET_VAL; s++)
-                if (dataset_within(d, (dataset_set)s, c->train_min, c->train_max).count == 0) {
-                    snprintf(page_err, sizeof page_err, "training lengths %zu:%zu: no %s "
-                             "example of %s has a source length in that range (its training "
-                             "sources are %zu to %zu symbols long)", c->train_min,
-                             c->train_max, s == DATASET_TRAIN ? "training" : "validation",
-                             c->task, d->ex[tr.first].Ts, d->ex[tr.first + tr.count - 1].Ts);
-                    task_close(t);
-                    return -1;
-                }
-        }
+        const task_file_given given = {NULL, NULL, train_len_given ? "training lengths" : NULL};
+        if (task_file_config(c, &given, page_err, sizeof page_err) != 0 ||
+            !(t = task_open(c, page_err, sizeof page_err)))
+            return -1; /* an unreadable file: its error names it */
     }
     if (config_check(c, page_err, sizeof page_err) != 0 ||
         ops->check(c, page_err, sizeof page_err) != 0) {
@@ -199,7 +168,7 @@ int page_configure(page_run *p, const char *settings, FILE *args)
         free(all);
         task_close(t);
     } else if (p->nl == 0) {
-        p->nl = page_default_lengths(c, p->lens);
+        p->nl = eval_default_lengths(c, p->lens, PAGE_LENGTHS_MAX);
     }
     return 0;
 }

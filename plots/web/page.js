@@ -7,11 +7,14 @@
 // URL) that trains a chunk at a time and posts train_log.tsv after each chunk, then the
 // run's files (the command line's formats). Everything shown is read from those files:
 // the progress from train_log.tsv, the evaluation from eval.tsv and eval_positions.tsv,
-// the decoded input's matrices from trace/*.tsv. Figures come from one function,
-// figurePanels(run), which hands the files to gnuplot compiled to WebAssembly when the
-// page holds it (renderFigure, plots/web/figures.js) and otherwise returns nothing, so
-// every panel shows its numbers as a table: never a picture that is not the data.
-/* global tarArchive, renderFigure, AttnGnuplot */
+// the decoded input's matrices from trace/*.tsv. The figures are the command line's:
+// the run's Worker makes the comparison directory of the run with the C writers of
+// `attnlab report` (page_compare), and one more Worker (figworker.js: gnuplot compiled
+// to WebAssembly, with figures.js) runs the project's own plots/*.gp on it, as report
+// does; figurePanels(run) asks for them and each panel shows its SVG inline, under it
+// report.html's caption, and its numbers as a table behind "numbers". A panel shows the
+// table alone until its figure comes (during training: the scripts read a finished run).
+/* global tarArchive */
 'use strict';
 
 const TEXT = {
@@ -52,7 +55,8 @@ const TEXT = {
         err_ckpt: 'Choose a checkpoint file first.', stopped_at: 'stopped by you after step',
         best: 'model.ckpt holds the weights of the best validation, step',
         rule_target: 'reached the target accuracy', rule_converged: 'a plateau',
-        rule_budget: 'ran its steps',
+        rule_budget: 'ran its steps', numbers: 'numbers',
+        maps: 'The attention maps and gates of this input', drawing: 'drawing the figures',
     },
     zh: {
         title: 'attnlab：三个模型并排训练',
@@ -88,6 +92,7 @@ const TEXT = {
         err_lengths: '最短训练长度不能大于最长训练长度。', err_ckpt: '请先选择一个检查点文件。',
         stopped_at: '由你停止于训练步', best: 'model.ckpt 保存最佳验证时的权重，训练步',
         rule_target: '达到了目标准确率', rule_converged: '收敛（平台期）', rule_budget: '跑完了全部训练步',
+        numbers: '数值', maps: '这个输入的注意力权重与门', drawing: '正在画图',
     },
 };
 
@@ -112,6 +117,71 @@ function el(tag, attrs, ...kids) {
 const workerUrl = URL.createObjectURL(new Blob(
     [$('#core-src').textContent, '\n', $('#worker-src').textContent],
     {type: 'text/javascript'}));
+
+// ---- the figures: gnuplot in a Worker of its own, the scripts from the page -----------
+const figureUrl = URL.createObjectURL(new Blob(
+    [$('#gnuplot-src').textContent, '\n', $('#figures-src').textContent, '\n',
+     $('#figworker-src').textContent], {type: 'text/javascript'}));
+let figWorker = null, figJobs = new Map(), figNext = 1;
+// What page_figures says: script -> {outputs, caption: {en, zh}}, output -> script, and
+// model -> figure -> {en, zh}, the sentence a model's trace adds to the caption.
+const FIG = {scripts: {}, of: {}, about: {}};
+
+function readFigures(text) {
+    if (Object.keys(FIG.scripts).length || !text)
+        return;
+    for (const line of text.split('\n')) {
+        const c = line.split('\t');
+        if (c[0] === 'figure') {
+            FIG.scripts[c[1]] = {outputs: c[2].split(' '), caption: {en: c[3], zh: c[4]}};
+            for (const o of c[2].split(' '))
+                FIG.of[o] = c[1];
+        } else if (c[0] === 'trace') {
+            (FIG.about[c[1]] = FIG.about[c[1]] || {})[c[2]] = {en: c[3], zh: c[4]};
+        }
+    }
+}
+
+// Runs plots/NAME.gp on the files of a comparison directory; resolves to {svgs, ms}.
+function drawScript(name, files) {
+    if (!figWorker) {
+        figWorker = new Worker(figureUrl);
+        figWorker.onmessage = (e) => {
+            const job = figJobs.get(e.data.id);
+            figJobs.delete(e.data.id);
+            if (e.data.error || e.data.status !== 0)
+                job.reject(new Error(`${job.name}.gp: ${e.data.error || e.data.stderr}`));
+            else
+                job.resolve(e.data);
+        };
+    }
+    const id = figNext++;
+    return new Promise((resolve, reject) => {
+        figJobs.set(id, {name, resolve, reject});
+        figWorker.postMessage({id, script: $('#gp-' + name).textContent, scriptName: name,
+                               files});
+    });
+}
+
+// An SVG of gnuplot's as an element of the page: its ids made unique in the page (each
+// figure defines the same ones), nothing before <svg>, no event attribute.
+let svgSerial = 0;
+function svgElement(text, label) {
+    const pre = `f${++svgSerial}-`;
+    const body = text.slice(text.indexOf('<svg'))
+        .replace(/\son[a-z]+\s*=\s*("[^"]*"|'[^']*')/gi, '')
+        .replace(/\bid=(['"])([^'"]+)\1/g, (m, q, id) => `id=${q}${pre}${id}${q}`)
+        .replace(/url\(#([^)]+)\)/g, (m, id) => `url(#${pre}${id})`)
+        .replace(/href=(['"])#([^'"]+)\1/g, (m, q, id) => `href=${q}#${pre}${id}${q}`);
+    const box = el('div', {class: 'svg'});
+    box.innerHTML = body;
+    const svg = box.querySelector('svg');
+    if (svg) {
+        svg.setAttribute('role', 'img');
+        svg.setAttribute('aria-label', label);
+    }
+    return box;
+}
 
 // ---- TSV -------------------------------------------------------------------------------
 function tsv(text) { // → {head: [...], rows: [[...], ...]}
@@ -154,8 +224,9 @@ function makeCard(run) {
     ui.decode = el('div', {class: 'decode', hidden: ''});
     ui.downloads = el('p', {hidden: ''});
     ui.error = el('p', {class: 'error', role: 'alert'});
+    ui.drawing = el('p', {class: 'muted drawing-note', hidden: ''});
     ui.card.append(ui.title, el('p', {}, ui.state, ' ', ui.stop), ui.progress, ui.status,
-                   ui.about, ui.error, ui.curves, ui.eval, ui.positions, ui.decode, ui.downloads);
+                   ui.about, ui.error, ui.drawing, ui.curves, ui.eval, ui.positions, ui.decode, ui.downloads);
     run.ui = ui;
     let grid = $('#runs-grid');
     if (!grid) {
@@ -178,6 +249,7 @@ function startWorker(run, message) {
 
 function onMessage(run, m) {
     if (m.type === 'ready') {
+        readFigures(m.figures);
         return;
     } else if (m.type === 'created') {
         run.config = Object.fromEntries(tsv(m.config).rows);
@@ -194,14 +266,20 @@ function onMessage(run, m) {
         setStatus(run, 'evaluating');
     } else if (m.type === 'files') {
         run.files = m.files;
+        if (m.compare)
+            figurePanels(run, m.compare, ['curves', 'accuracy', 'positions']);
         setStatus(run, run.opened ? 'opened' : run.ended === 'stopped' ? 'stopped'
             : run.ended === 'failed' ? 'failed' : 'done');
         render(run);
     } else if (m.type === 'decoded') {
-        showDecoded(run, m.text, m.files);
+        run.decoded = {text: m.text, files: m.files};
+        run.maps = [];
+        showDecoded(run);
+        if (m.compare)
+            figurePanels(run, m.compare, ['attention', 'gates']);
     } else if (m.type === 'error') {
         run.ui.error.textContent = m.message;
-        if (m.where !== 'decode')
+        if (m.where !== 'decode' && m.where !== 'compare')
             setStatus(run, 'failed');
     }
 }
@@ -234,20 +312,69 @@ function heatCell(v) {
                      (light < 60 ? 'color:#fff' : ''), text: fmt(v, 2)});
 }
 
-function panel(fig, caption, body) {
-    fig.replaceChildren(el('figcaption', {text: caption}), body);
+// report.html's caption of figure output (e.g. "accuracy", "attention_cross"), in the
+// page's language, with the sentence the run's model adds to it.
+function captionOf(run, output) {
+    const s = FIG.scripts[FIG.of[output]];
+    const about = run.config && FIG.about[run.config.model] &&
+        FIG.about[run.config.model][output];
+    return [s && s.caption[lang], about && about[lang]].filter(Boolean).join(' ');
 }
 
-// The figures of a run as SVG, from its files, by the plots/*.gp scripts and gnuplot in
-// WebAssembly (renderFigure of plots/web/figures.js) — or null while the page does not
-// hold them, and every panel then shows its table. The scripts read the tables a
-// comparison writes (curves.tsv, accuracy.tsv, positions.tsv, trace/MODEL/*.tsv, with
-// figure_vars.gp), which are made from the runs' files (docs/web.md says what is left).
-async function figurePanels(run) {
-    if (typeof renderFigure !== 'function' || typeof AttnGnuplot === 'undefined')
+// The figure element of output drawn for run (made once per drawing), with its caption.
+function figureBlock(run, output) {
+    const f = run.svgs && run.svgs[output];
+    if (!f)
         return null;
-    void run;
-    return null;
+    if (!f.node)
+        f.node = svgElement(f.text, output);
+    return el('div', {class: 'figure', 'data-figure': output, 'data-ms': String(Math.round(f.ms))},
+              f.node, el('p', {class: 'what', text: captionOf(run, output)}));
+}
+
+// A panel: its title, the figures of outputs when drawn (each with its caption) and the
+// numbers as a table, behind "numbers" once a figure stands above them.
+function panel(fig, caption, body, run, outputs) {
+    const figs = (outputs || []).map((o) => figureBlock(run, o)).filter(Boolean);
+    if (!figs.length) {
+        fig.replaceChildren(el('figcaption', {text: caption}), body);
+        return;
+    }
+    const open = fig.querySelector('details') && fig.querySelector('details').open;
+    const numbers = el('details', open ? {open: ''} : {}, el('summary', {text: t('numbers')}), body);
+    fig.replaceChildren(el('figcaption', {text: caption}), ...figs, numbers);
+}
+
+// Draws the figures of scripts for run from its comparison directory (files: what
+// page_compare wrote) with gnuplot in WebAssembly, one script after another, and shows
+// each panel again as its figures come. Returns a promise of the milliseconds each script
+// took.
+async function figurePanels(run, files, scripts) {
+    run.svgs = run.svgs || {};
+    const times = {};
+    run.drawing = (run.drawing || 0) + 1;
+    render(run);
+    for (const name of scripts) {
+        try {
+            const r = await drawScript(name, files);
+            times[name] = r.ms;
+            for (const [output, text] of Object.entries(r.svgs))
+                run.svgs[output] = {text, ms: r.ms};
+            if (name === 'attention' || name === 'gates')
+                run.maps = (run.maps || []).concat(Object.keys(r.svgs).sort(
+                    (a, b) => FIG.scripts[name].outputs.indexOf(a) -
+                        FIG.scripts[name].outputs.indexOf(b)));
+        } catch (err) {
+            run.ui.error.textContent = err.message;
+        }
+        render(run);
+        if (run.decoded)
+            showDecoded(run);
+    }
+    run.drawing--;
+    run.figureTimes = Object.assign(run.figureTimes || {}, times);
+    render(run);
+    return times;
 }
 
 function render(run) {
@@ -269,7 +396,7 @@ function render(run) {
         const rows = run.log.rows.slice(-12).map((r) => [r[0], fmt(r[3], 4), fmt(r[4], 3),
                                                          r[2], fmt(r[9], 3)]);
         panel(ui.curves, t('curves'), table([t('step'), t('loss'), t('tf_acc'), t('lr'),
-                                             t('val_acc')], rows));
+                                             t('val_acc')], rows), run, ['curves']);
     }
     if (run.files && run.files['build.tsv']) {
         const b = Object.fromEntries(tsv(utf8.decode(run.files['build.tsv'])).rows);
@@ -283,12 +410,15 @@ function render(run) {
         const rows = e.rows.map((r) => [r[1], r[2], fmt(r[3], 3), fmt(r[4], 3), fmt(r[5], 4)]);
         panel(ui.eval, `${t('by_length')} — ${t('in_range')} ${lo}–${hi}`,
               table([t('len'), t('samples'), t('token_acc'), t('seq_acc'), t('loss')], rows,
-                    (r) => (Number(r[0]) >= lo && Number(r[0]) <= hi ? 'in-range' : '')));
+                    (r) => (Number(r[0]) >= lo && Number(r[0]) <= hi ? 'in-range' : '')),
+              run, ['accuracy']);
         showPositions(run);
         showDecodeForm(run);
         showDownloads(run);
     }
-    figurePanels(run);
+    ui.card.classList.toggle('drawing', !!run.drawing);
+    ui.drawing.hidden = !run.drawing;
+    ui.drawing.textContent = t('drawing') + '…';
 }
 
 function showPositions(run) {
@@ -310,7 +440,7 @@ function showPositions(run) {
             r.push(acc[i] === undefined ? el('td') : heatCell(acc[i]));
         return r;
     });
-    panel(run.ui.positions, t('by_position'), table(head, rows));
+    panel(run.ui.positions, t('by_position'), table(head, rows), run, ['positions']);
 }
 
 function showDecodeForm(run) {
@@ -332,32 +462,43 @@ function showDecodeForm(run) {
     d.hidden = false;
 }
 
-function showDecoded(run, text, files) {
+// The decoded input of run (run.decoded: the text and trace files page_decode wrote):
+// what the model decoded, then its attention maps or gates as figures, each with its
+// caption, and every matrix as a table behind "numbers".
+function showDecoded(run) {
+    const {text, files} = run.decoded;
     const out = run.ui.decode.querySelector('.decode-out');
     const lines = Object.fromEntries(text.trim().split('\n').map((l) => l.split('\t')));
     const pre = el('p', {class: 'decoded'});
     pre.textContent = `${t('decoded')}: ${lines.decoded}` +
         (lines.target !== undefined ? `\n${t('target')}: ${lines.target}\n${t('correct')}: ${lines.correct}` : '');
     const names = Object.keys(files).sort();
-    const box = el('div');
-    if (names.length) {
-        const sel = el('select', {id: 'mx-' + run.id});
-        for (const n of names)
-            sel.append(el('option', {value: n, text: n.replace(/\.tsv$/, '')}));
-        const show = () => {
-            const m = tsv(utf8.decode(files[sel.value]));
-            const rows = m.rows.map((r) => [el('th', {scope: 'row', text: r[0]}),
-                                            ...r.slice(1).map(heatCell)]);
-            box.replaceChildren(table(m.head, rows));
-        };
-        sel.addEventListener('change', show);
-        out.replaceChildren(pre, el('h4', {text: t('trace')}),
-                            el('label', {for: sel.id, text: t('matrix') + ' '}), sel, box);
-        show();
-    } else {
+    if (!names.length) {
         out.replaceChildren(pre);
+        return;
     }
-    run.trace = files;
+    const keep = out.querySelector('select');
+    const sel = el('select', {id: 'mx-' + run.id});
+    for (const n of names)
+        sel.append(el('option', {value: n, text: n.replace(/\.tsv$/, '')}));
+    if (keep && names.includes(keep.value))
+        sel.value = keep.value;
+    const box = el('div');
+    const show = () => {
+        const m = tsv(utf8.decode(files[sel.value]));
+        const rows = m.rows.map((r) => [el('th', {scope: 'row', text: r[0]}),
+                                        ...r.slice(1).map(heatCell)]);
+        box.replaceChildren(table(m.head, rows));
+    };
+    sel.addEventListener('change', show);
+    const tables = el('div', {}, el('label', {for: sel.id, text: t('matrix') + ' '}), sel, box);
+    const maps = el('figure', {class: 'panel maps'});
+    panel(maps, t('maps'), tables, run, run.maps || []);
+    const wasOpen = out.querySelector('.maps details');
+    if (wasOpen && wasOpen.open && maps.querySelector('details'))
+        maps.querySelector('details').open = true;
+    out.replaceChildren(pre, maps);
+    show();
 }
 
 function download(name, bytes, type) {
@@ -467,8 +608,8 @@ function setLang(l) {
         b.setAttribute('aria-pressed', String(b.dataset.lang === l));
     for (const r of runs) {
         render(r);
-        if (r.trace && r.ui.decode.querySelector('.decode-out').firstChild)
-            r.ui.decode.querySelector('.decode-out').replaceChildren(); // shown again on decode
+        if (r.decoded)
+            showDecoded(r);
     }
 }
 

@@ -5,10 +5,13 @@
 // build-page.sh puts this file after the module's own JavaScript; the page starts it from
 // a Blob URL (nothing is fetched). Messages in: {cmd: 'start', dir, model, preset, settings,
 // data} (data: {path, text} of a data file, or null), {cmd: 'open', dir, bytes, settings, data}, {cmd:
-// 'stop'}, {cmd: 'decode', input}. Messages out: {type: 'ready', models}, {type: 'created',
-// config}, {type: 'progress', log} (train_log.tsv so far), {type: 'trained', state},
-// {type: 'files', files} ({path: Uint8Array}: the run's files), {type: 'decoded', text,
-// files}, {type: 'error', where, message}.
+// 'stop'}, {cmd: 'decode', input}. Messages out: {type: 'ready', models, figures}
+// (page_figures: the figure scripts and their captions), {type: 'created', config},
+// {type: 'progress', log} (train_log.tsv so far), {type: 'trained', state}, {type: 'files',
+// files, compare} ({path: Uint8Array}: the run's files, and the comparison directory
+// page_compare made of the run: what the figure scripts read), {type: 'decoded', text,
+// files, compare} (the trace of the input, and the comparison made again with it),
+// {type: 'error', where, message}.
 /* global AttnlabCore */
 'use strict';
 (function () {
@@ -46,9 +49,25 @@
         M.FS.writeFile(data.path, data.text);
     }
 
+    // The comparison directory of the run, made by the command line's own writers
+    // (page_compare: curves.tsv, accuracy.tsv, positions.tsv, trace/MODEL/,
+    // figure_vars.gp), outside the run's folder so that its download holds the run only;
+    // null (the reason posted) when it could not be made, or for a run opened from a
+    // checkpoint, which holds no training (no train_log.tsv, no build.tsv).
+    function compare() {
+        const out = '/compare' + dir;
+        if (!M.FS.analyzePath(dir + '/build.tsv').exists)
+            return null; // opened from a checkpoint: no training to compare
+        if (P.compare(dir, out) !== 0) {
+            post({type: 'error', where: 'compare', message: P.error()});
+            return null;
+        }
+        return readTree(out, '', {});
+    }
+
     // The files of the run, sent once training and evaluation are over.
     function sendFiles() {
-        post({type: 'files', files: readTree(dir, '', {})});
+        post({type: 'files', files: readTree(dir, '', {}), compare: compare()});
     }
 
     function evaluate() {
@@ -127,7 +146,7 @@
             } catch (e) {
                 files = {}; // a model without a trace
             }
-            post({type: 'decoded', text: P.text(), files});
+            post({type: 'decoded', text: P.text(), files, compare: compare()});
         }
     }
 
@@ -149,9 +168,11 @@
             open: f('page_open', 'number', ['string', 'string', 'string']),
             config: f('page_config', 'number', ['number']),
             decode: f('page_decode', 'number', ['number', 'string']),
+            compare: f('page_compare', 'number', ['string', 'string']),
+            figures: f('page_figures', 'string', []),
         };
         P.init();
-        post({type: 'ready', models: P.models()});
+        post({type: 'ready', models: P.models(), figures: P.figures()});
         for (const m of queue)
             handle(m);
         queue = [];

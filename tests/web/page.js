@@ -9,6 +9,15 @@
 //          line's); then the same on a data file (OUT_DIR/pairs.tsv, made here) with
 //          lstm. Writes OUT_DIR/NAME/ (the run's files) and OUT_DIR/runs.tsv: NAME, then
 //          the attnlab flags of the same run (its args.txt without --out).
+//        node tests/web/page.js CORE_JS figures GNUPLOT_JS OUT_DIR
+//          every model at the small preset for 100 steps (copy 3..6), finished, evaluated
+//          and made to decode "2 7 1 8"; each run's comparison directory made by
+//          page_compare, and every figure the page draws (curves, accuracy, positions,
+//          and attention or gates) drawn from it by the plots/*.gp scripts in
+//          gnuplot-wasm (plots/web/figures.js): each must be an SVG with its content
+//          (the lines, chance and the training range marked, a heat map with one cell per
+//          query and key of each head). Writes OUT_DIR/NAME/FIGURE.svg and prints the
+//          milliseconds each script took.
 //        node tests/web/page.js CORE_JS bench PRESET [STEPS]
 //          training steps per second of each model at PRESET (small or defaults): STEPS
 //          (20) steps in one chunk, the rate from train_log.tsv's seconds (training
@@ -20,7 +29,7 @@ const path = require('path');
 
 function usage() {
     process.stderr.write('usage: node tests/web/page.js CORE_JS train OUT_DIR [STEPS] | ' +
-        'bench PRESET [STEPS]\n');
+        'figures GNUPLOT_JS OUT_DIR | bench PRESET [STEPS]\n');
     process.exit(2);
 }
 
@@ -37,6 +46,9 @@ function api(M) {
         finish: f('page_finish', 'number', ['number']),
         evaluate: f('page_evaluate', 'number', ['number']),
         close: f('page_close', 'number', ['number']),
+        decode: f('page_decode', 'number', ['number', 'string']),
+        compare: f('page_compare', 'number', ['string', 'string']),
+        figures: f('page_figures', 'string', []),
     };
 }
 
@@ -124,6 +136,115 @@ function train(M, P, out, steps) {
     fs.writeFileSync(path.join(out, 'runs.tsv'), lines.join('\n') + '\n');
 }
 
+// Every file under dir of the module's file system, {relative path: bytes}.
+function filesOf(M, dir, prefix = '', acc = {}) {
+    for (const name of M.FS.readdir(dir)) {
+        if (name === '.' || name === '..')
+            continue;
+        const p = dir + '/' + name;
+        if (M.FS.isDir(M.FS.stat(p).mode))
+            filesOf(M, p, prefix + name + '/', acc);
+        else
+            acc[prefix + name] = M.FS.readFile(p);
+    }
+    return acc;
+}
+
+// The cells of a heat map gnuplot-wasm drew: its filled rectangles at least 10 units on
+// each side (the thin slices of a colour box left out), the bars of plots/gates.gp (in
+// its two fixed colours, #BCBDDC and #3F007D) left out too.
+function heatCells(svg) {
+    let n = 0;
+    const re = /<polygon fill\s*=\s*['"]([^'"]*)['"][^>]*points\s*=\s*['"]([^'"]*)['"]/g;
+    for (const m of svg.matchAll(re)) {
+        const fill = m[1].replace(/\s+/g, '');
+        const p = m[2].trim().split(/\s+/).map((q) => q.split(',').map(Number));
+        if (p.length !== 4 || fill === 'rgb(188,189,220)' || fill === 'rgb(63,0,125)')
+            continue;
+        const xs = p.map((q) => q[0]), ys = p.map((q) => q[1]);
+        if (Math.max(...xs) - Math.min(...xs) >= 10 && Math.max(...ys) - Math.min(...ys) >= 10)
+            n++;
+    }
+    return n;
+}
+
+async function figures(M, P, gnuplotJs, out) {
+    const AttnGnuplot = require(path.resolve(gnuplotJs));
+    process.setMaxListeners(0); // each instance of gnuplot's module listens on process
+    const {renderFigure} = require(path.resolve(__dirname, '../../plots/web/figures.js'));
+    const plots = path.resolve(__dirname, '../../plots');
+    fs.rmSync(out, {recursive: true, force: true});
+    let bad = 0;
+    const check = (ok, what) => {
+        process.stdout.write(`figures: ${ok ? 'ok' : 'FAILED'}: ${what}\n`);
+        bad += ok ? 0 : 1;
+    };
+    // the captions: one line per figure script the page draws
+    const table = P.figures();
+    for (const s of ['curves', 'accuracy', 'positions', 'attention', 'gates'])
+        check(new RegExp(`^figure\t${s}\t[^\t]+\t[^\t]{40,}\t[^\t]{20,}$`, 'm').test(table),
+              `page_figures gives ${s} its captions in English and Chinese`);
+    const expect = {
+        lstm: ['gates'],
+        rnn_attention: ['attention_rnn'],
+        transformer: ['attention_enc_self', 'attention_dec_self', 'attention_cross'],
+    };
+    for (const model of ['lstm', 'rnn_attention', 'transformer']) {
+        const dir = '/fig/' + model;
+        const h = P.create(dir, `model=${model} ${P.preset(model, 'small')} steps=100 seed=1 ` +
+                           'train_min=3 train_max=6 log_every=25');
+        if (!h)
+            fail(P, model);
+        trainAll(P, h, 1, model);
+        if (P.finish(h) !== 0 || P.evaluate(h) !== 0 || P.decode(h, '2 7 1 8') !== 0)
+            fail(P, model + ': finishing');
+        if (P.compare(dir, '/compare' + dir) !== 0)
+            fail(P, model + ': page_compare');
+        const files = filesOf(M, '/compare' + dir);
+        const vars = Buffer.from(files['trace/' + model + '/trace_vars.gp'] || []).toString('utf8');
+        fs.mkdirSync(path.join(out, model), {recursive: true});
+        const drawn = {};
+        for (const script of ['curves', 'accuracy', 'positions', 'attention', 'gates']) {
+            const t0 = process.hrtime.bigint();
+            const r = await renderFigure(AttnGnuplot, {
+                script: fs.readFileSync(path.join(plots, script + '.gp'), 'utf8'),
+                scriptName: script, files});
+            const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+            check(r.status === 0, `${model}: ${script}.gp ran (${ms.toFixed(0)} ms)${r.status ? ': ' + r.stderr : ''}`);
+            for (const [fig, svg] of Object.entries(r.svgs)) {
+                drawn[fig] = svg;
+                fs.writeFileSync(path.join(out, model, fig + '.svg'), svg);
+            }
+        }
+        const svg = (f) => drawn[f] || '';
+        check(/<\/svg>\s*$/.test(svg('curves')) && /<path/.test(svg('curves')) &&
+              svg('curves').includes(model), `${model}: curves.svg draws the model's curves`);
+        check(/chance = 1\/\d+/.test(svg('accuracy')) && /trained on L = 3–6/.test(svg('accuracy')),
+              `${model}: accuracy.svg marks chance and the training range`);
+        check(/<path/.test(svg('positions')) && svg('positions').includes(model),
+              `${model}: positions.svg draws the positions`);
+        for (const fig of expect[model]) {
+            // one cell per query and key of each head (dec_self: the keys up to the query)
+            const kind = fig.replace(/^attention_/, '');
+            const stems = kind === 'rnn' ? ['alignment'] : kind === 'gates' ? [] :
+                [...vars.matchAll(new RegExp(`^tr_(${kind}_l\\d+_h\\d+)_nx = `, 'gm'))].map((m) => m[1]);
+            const dim = (stem, ax) => +(vars.match(new RegExp(`^tr_${stem}_${ax} = (\\d+)$`, 'm')) || [0, 0])[1];
+            let cells = 0;
+            for (const st of stems)
+                cells += kind === 'dec_self' ? dim(st, 'ny') * (dim(st, 'ny') + 1) / 2
+                    : dim(st, 'nx') * dim(st, 'ny');
+            if (fig === 'gates')
+                cells = 4 * Math.min(8, dim('enc_gate_f', 'nx')) *
+                    (dim('enc_gate_f', 'ny') + dim('dec_gate_f', 'ny'));
+            const got = heatCells(svg(fig));
+            check(cells > 0 && got === cells && /<text[^>]*>[\s\S]*?7/.test(svg(fig)),
+                  `${model}: ${fig}.svg has ${got} cells, ${cells} expected for "2 7 1 8"`);
+        }
+        P.close(h);
+    }
+    process.exit(bad ? 1 : 0);
+}
+
 function bench(M, P, preset, steps) {
     process.stdout.write('model\tpreset\tsteps\tsteps_per_s\n');
     for (const model of ['lstm', 'rnn_attention', 'transformer']) {
@@ -144,6 +265,18 @@ function bench(M, P, preset, steps) {
 const argv = process.argv.slice(2);
 if (argv.length < 3)
     usage();
+if (argv[1] === 'figures') {
+    if (argv.length !== 4)
+        usage();
+    require(path.resolve(argv[0]))().then((M) => {
+        const P = api(M);
+        P.init();
+        return figures(M, P, argv[2], argv[3]);
+    }).catch((e) => {
+        process.stderr.write('page.js: ' + (e && e.stack || e) + '\n');
+        process.exit(1);
+    });
+} else {
 const steps = Number(argv[3] || (argv[1] === 'train' ? 60 : 20));
 if (!Number.isInteger(steps) || steps < 1 || (argv[1] !== 'train' && argv[1] !== 'bench') ||
     (argv[1] === 'bench' && argv[2] !== 'small' && argv[2] !== 'defaults'))
@@ -156,3 +289,4 @@ require(path.resolve(argv[0]))().then((M) => {
     else
         bench(M, P, argv[2], steps);
 });
+}
