@@ -374,9 +374,10 @@ $(WEB_OBJDIR)/registry.o: attnlab.c | web-gsl
 $(WEB_CHECK): $(WEB_OBJDIR)/common/web/web_check.o $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_NODE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
-# The page's entry point (common/web/web_page.c, web_settings.c, web_decode.c) as one
+# The page's entry point (common/web/web_page.c, web_run.c, web_settings.c, web_decode.c) as one
 # JavaScript module (AttnlabCore).
-WEB_PAGE_OBJ := $(addprefix $(WEB_OBJDIR)/common/web/,web_page.o web_settings.o web_decode.o)
+WEB_PAGE_OBJ := $(addprefix $(WEB_OBJDIR)/common/web/,web_page.o web_run.o web_settings.o \
+                web_decode.o)
 $(WEB_CORE_JS): $(WEB_PAGE_OBJ) $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_PAGE_FLAGS) -o $@ $^ $(WEB_LIBS)
 

@@ -57,36 +57,6 @@
 /* The registry (attnlab.c): every model, NULL-terminated. */
 extern const model_ops *const model_registry[];
 
-static page_run *page_runs[PAGE_RUNS_MAX];
-char page_err[PAGE_ERR_MAX];
-static char *page_out;          /* the text of the last page_decode */
-
-/* ---- what the page reads back -------------------------------------------------------- */
-
-/* The one-line reason the last call failed ("" after a success). */
-const char *page_error(void) { return page_err; }
-
-/* The text page_decode produced: "decoded\tW1 W2 ...", then "target\tW1 W2 ..." (the
- * task's, or the data file's when it holds the source; absent otherwise), then
- * "correct\tK/N" when there is a target; one line each. */
-const char *page_text(void) { return page_out ? page_out : ""; }
-
-void page_set_text(char *text)
-{
-    free(page_out);
-    page_out = text;
-}
-
-page_run *page_get(int h)
-{
-    if (h < 1 || h > PAGE_RUNS_MAX || !page_runs[h - 1]) {
-        snprintf(page_err, sizeof page_err, "no run %d is open", h);
-        return NULL;
-    }
-    page_err[0] = '\0';
-    return page_runs[h - 1];
-}
-
 /* ---- runs ------------------------------------------------------------------------------- */
 
 static void page_run_free(page_run *p)

@@ -1,7 +1,8 @@
 /* web_run.h — what the files of the page's entry point share (prefix: page_): one run's
  * state, the handles of the open runs and the text and error the page reads back.
- * Internal to common/web/ (web_page.c: runs and training; web_settings.c: a run's
- * configuration from the page's settings; web_decode.c: decoding an input and its trace).
+ * Internal to common/web/ (web_run.c: this shared state; web_page.c: runs and training;
+ * web_settings.c: a run's configuration from the page's settings; web_decode.c: decoding
+ * an input and its trace).
  */
 #ifndef ATTNLAB_WEB_RUN_H
 #define ATTNLAB_WEB_RUN_H
@@ -43,6 +44,9 @@ typedef struct page_run {
     volatile sig_atomic_t stop; /* set by the pause hook: train_run stops before the next step */
     size_t lens[PAGE_LENGTHS_MAX], nl, samples; /* the final evaluation */
 } page_run;
+
+/* The open runs, by handle - 1 (web_run.c); NULL: a free handle. */
+extern page_run *page_runs[PAGE_RUNS_MAX];
 
 /* The one-line reason of the last failure, read by page_error. */
 extern char page_err[PAGE_ERR_MAX];
