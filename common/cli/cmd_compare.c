@@ -24,86 +24,13 @@
 #include "cmd.h"
 #include "cmd_stop.h"
 #include "compare_jobs.h"
+#include "compare_presets.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "runlock.h"
 #include "safedir.h"
 #include "../core/train.h"
 
-/* The experiment presets. Every run validates at each log line and stops when it has
- * converged (patience validations without an improvement: docs/compare.md, "Training to
- * convergence") or when its validation token accuracy reaches stop_acc (nothing left to
- * learn); steps is then the budget cap, and a run that reaches it is censored: it did not
- * reach the target within the cap, and the report says so. Smoke has no patience: it
- * tests the pipeline, not learning. The others decay the learning rate by a cosine over
- * decay_steps, a horizon of its own (the cap plays no part in the schedule, so a ratio
- * of budgets does not move with it), then hold the floor, and validate on a log-spaced
- * schedule from val_first on, so that a model that learns in a few hundred steps is
- * resolved to 10% rather than to the next multiple of log_every. */
-typedef struct preset {
-    const char *name;
-    size_t seeds, steps, train_min, train_max, samples;
-    const char *eval_lengths, *cost_lengths;
-    size_t log_every, patience; /* validation interval; validations without improvement */
-    size_t val_window;          /* validations the plateau test averages */
-    double stop_acc;            /* validation token accuracy that ends a run (0: none) */
-    size_t decay_steps;         /* cosine horizon after the warm-up (0: to the cap) */
-    size_t val_first;           /* first validation of the log-spaced schedule (0: none) */
-    const char *task;           /* the task (NULL: copy, or --task) */
-    const char *about;
-    /* The setups to train, for each model of --models in turn: the model once at its
-     * defaults (SWEEP_NONE), each setting its ops list for the preset (SWEEP_OPS:
-     * model_sweep_of), or once at each rate of lr_rates (SWEEP_LR). */
-    enum { SWEEP_NONE, SWEEP_OPS, SWEEP_LR } sweep;
-    /* SWEEP_OPS: 1 trains a model that lists nothing once at its defaults; 0 leaves it out
-     * unless --models names it. */
-    int others;
-} preset;
-
-/* The learning-rate sweep: every model at four rates a factor of about 3 apart, around
- * the models' recipes (their rates lie between 1e-3 and 3e-3). */
-static const char *const lr_rates[] = {"lr=0.0003", "lr=0.001", "lr=0.003", "lr=0.01", NULL};
-
-static const preset presets[] = {
-    {"smoke", 1, 40, 4, 8, 32, "2:16:2", "4,8,16", 20, 0, 1, 0, 0, 0, NULL,
-     "under a minute: every model, every figure, nothing learned (a test of the pipeline)",
-     SWEEP_NONE, 0},
-    {"quick", 3, 6000, 4, 16, 128, "2:40:2", "8,16,32,64", 100, 10, 4, 0.999, 4000, 20, NULL,
-     "a few minutes on 2 cores: attention reaches the target, a model without it is "
-     "stopped short of it (the report says so)",
-     SWEEP_NONE, 0},
-    {"full", 5, 100000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20, 4, 0.999, 40000, 50,
-     NULL, "each model to the target or a plateau (decay over 40000 steps, cap 100000), 5 seeds",
-     SWEEP_NONE, 0},
-    {"capacity", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
-     "each model at the sizes its capacity sweep lists (the others once, for reference), "
-     "each as full",
-     SWEEP_OPS, 1},
-    {"lrsweep", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
-     "every model at rates 3e-4, 1e-3, 3e-3 and 1e-2, each as full, 3 seeds",
-     SWEEP_LR, 0},
-    {"control", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
-     "the arms of the controlled experiment: with and without attention at equal "
-     "parameters (the models that list a control), each as full",
-     SWEEP_OPS, 0},
-    {"inrange", 3, 100000, 4, 64, 256, "4:64:4", "8,16,32,64", 250, 20, 4, 0.999, 40000, 50,
-     NULL, "every model trained on every length it is tested on (4 to 64), each as full",
-     SWEEP_NONE, 0},
-    {"positions", 3, 100000, 4, 32, 256, "2:96:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
-     NULL, "each scheme of positions (the models that list one) past the trained lengths, "
-     "each as full",
-     SWEEP_OPS, 0},
-    {"bahdanau", 3, 100000, 5, 30, 256, NULL, "8,16,32", 250, 20, 4, 0.999, 40000, 50,
-     NULL, "a task read from a file (--task file:PATH; make translate-data writes the toy "
-     "translation) on 5-30 words, each model at the setup it lists for the RNNencdec and "
-     "RNNsearch of Bahdanau et al. 2015; again with --train-len 5:50", SWEEP_OPS, 0},
-    {"distance", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50,
-     "reverse", "every model on reverse, where the gap between reading a symbol and writing "
-     "it grows with its position at a fixed length (distance.tsv), each as full",
-     SWEEP_NONE, 0},
-};
-#define N_PRESETS (sizeof presets / sizeof presets[0])
-#define DEFAULT_PRESET (&presets[1]) /* quick */
 /* Room for the example each run traces (--trace): a file task's source, in words. */
 #define COMPARE_TRACE_MAX 1024
 
@@ -126,11 +53,13 @@ void cmd_compare_help(void)
         "skips the runs already finished, so an interrupted compare resumes.\n"
         "\n"
         "Presets (flags given after override them):\n");
-    for (size_t k = 0; k < N_PRESETS; k++)
-        printf("  %-9s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n", presets[k].name,
-               presets[k].seeds, presets[k].steps, presets[k].train_min, presets[k].train_max,
-               presets[k].eval_lengths ? presets[k].eval_lengths : "the test set",
-               presets[k].about);
+    for (size_t k = 0; k < compare_n_presets; k++)
+        printf("  %-9s %zu seed(s), %zu steps, train %zu:%zu, eval %s: %s\n",
+               compare_presets[k].name, compare_presets[k].seeds, compare_presets[k].steps,
+               compare_presets[k].train_min, compare_presets[k].train_max,
+               compare_presets[k].eval_lengths ? compare_presets[k].eval_lengths
+                                               : "the test set",
+               compare_presets[k].about);
     printf(
         "\n"
         "The default preset is quick. Sequences per evaluation length (--samples): smoke 32,\n"
@@ -178,7 +107,7 @@ void cmd_compare_help(void)
 /* Everything a compare command decided: the shared settings and the experiment. */
 typedef struct compare_plan {
     config c;                       /* shared settings: task, lengths, steps, batch ... */
-    const preset *ps;
+    const compare_preset *ps;
     const model_ops *list[ARGS_MAX_MODELS];
     size_t nm;
     char models[ARGS_MAX_MODELS * CONFIG_STR_MAX]; /* the names joined, for the manifest */
@@ -199,7 +128,7 @@ typedef struct compare_plan {
 /* The preset's steps and training range: between the generic defaults and the flags. */
 static void preset_overrides(config *c, const model_ops *ops, const void *ctx)
 {
-    const preset *ps = ctx;
+    const compare_preset *ps = ctx;
     (void)ops;
     c->steps = ps->steps;
     c->train_min = ps->train_min;
@@ -229,7 +158,7 @@ static int make_setups(compare_plan *p, int named)
     p->ns = 0;
     for (size_t m = 0; m < p->nm; m++) {
         const model_ops *ops = p->list[m];
-        const char *const *sweep = p->ps->sweep == SWEEP_LR    ? lr_rates
+        const char *const *sweep = p->ps->sweep == SWEEP_LR    ? compare_lr_rates
                                    : p->ps->sweep == SWEEP_OPS ? model_sweep_of(ops, p->ps->name)
                                                                : NULL;
         if (p->ps->sweep == SWEEP_OPS && !sweep && !p->ps->others && !named)
@@ -319,13 +248,11 @@ static int parse_compare(int argc, char **argv, compare_plan *p, int *print_jobs
                                     "--val-first; train one model with "
                                     "attnlab train to change its sizes)", name);
     }
-    p->ps = DEFAULT_PRESET;
+    p->ps = compare_preset_named("quick");
     const char *name;
     for (size_t g = 0; (name = args_nth(&a, ARGS_PRESET, g)) != NULL; g++) {
         p->ps = NULL;
-        for (size_t k = 0; k < N_PRESETS; k++)
-            if (strcmp(presets[k].name, name) == 0)
-                p->ps = &presets[k];
+        p->ps = compare_preset_named(name);
         if (!p->ps)
             return args_usage_error("--preset: unknown preset '%s' (accepted: smoke, quick, "
                                     "full, capacity, lrsweep, control, inrange, positions, "
