@@ -176,11 +176,9 @@ static int make_setups(compare_plan *p, int named)
                 const size_t klen = strcspn(setting, "=");
                 /* as train takes it: hidden=166 is --hidden=166, feed_context=1 (a
                  * switch) is --feed-context */
-                const config_field *fld = NULL;
-                for (size_t f = 0; config_fields[f].name; f++)
-                    if (strlen(config_fields[f].name) == klen &&
-                        strncmp(config_fields[f].name, setting, klen) == 0)
-                        fld = &config_fields[f];
+                char key[CONFIG_STR_MAX];
+                snprintf(key, sizeof key, "%.*s", (int)klen, setting);
+                const config_field *fld = config_find(key);
                 const int sw = fld && fld->type == CFG_BOOL; /* a switch: only "=1" is listed */
                 snprintf(u->flag, sizeof u->flag, "--%.*s%s%s", (int)klen, setting,
                          sw || !setting[klen] ? "" : "=", sw || !setting[klen] ? "" :
