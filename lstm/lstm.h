@@ -59,6 +59,14 @@ void lstm_cell_forward_table(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
                              const gsl_matrix *h_prev, const gsl_matrix *c_prev,
                              const gsl_matrix *P, const int *ids, const gsl_matrix *Wh);
 
+/* The plain reference of lstm_cell_forward's element-wise part (everything after its
+ * GEMM): the gates, c and h as the equations read, one element at a time with libm's exp
+ * and tanh; the tests hold the vectorised kernel to it, and no other code calls it.
+ * On entry act (B, 4H) holds the pre-activations [i f g o] (input and recurrent parts
+ * already summed); on return their activations. Reads c_prev (B, H); writes c, h (B, H). */
+void lstm_cell_gates_reference(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
+                               const gsl_matrix *c_prev);
+
 /* Backward of one step. Reads the upstream gradients dh, dc (B, H) of this step's
  * outputs (dc is what flows back from the next step's cell state; may be NULL for 0),
  * and what forward kept: act (B, 4H), c (B, H), c_prev (B, H).

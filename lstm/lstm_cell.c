@@ -12,6 +12,10 @@
  * Aliasing. forward reads h_prev only in its GEMM, before any h is written, so h may be
  * h_prev; no other two arguments may overlap (the row kernels take restrict pointers,
  * which is what lets the compiler vectorise them).
+ *
+ * Reference. As in every model folder, the vectorised kernel has its plain double loop
+ * beside it, at the end of this file: lstm_cell_gates_reference, the gate equations one
+ * element at a time with libm, which the tests hold the kernel to (no other code calls it).
  */
 #include "lstm.h"
 
@@ -238,4 +242,27 @@ void lstm_cell_backward(gsl_matrix *dpre, gsl_matrix *dh_prev, gsl_matrix *dc_pr
     /* forward: act += h_prev · Whᵀ   ⇒   dh_prev (B,H) += dpre (B,4H) · Wh (4H,H) */
     if (dh_prev)
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dpre, Wh, 1.0, dh_prev);
+}
+
+/* ---- the plain reference ------------------------------------------------------------- */
+
+void lstm_cell_gates_reference(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
+                               const gsl_matrix *c_prev)
+{
+    const size_t B = act->size1, H = h->size2;
+    for (size_t r = 0; r < B; r++)
+        for (size_t j = 0; j < H; j++) {
+            /* i, f, o = σ(a), g = tanh(a);  c = f⊙c_prev + i⊙g;  h = o⊙tanh(c) */
+            const double i = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, j)));
+            const double f = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, H + j)));
+            const double g = tanh(gsl_matrix_get(act, r, 2 * H + j));
+            const double o = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, 3 * H + j)));
+            const double cn = f * gsl_matrix_get(c_prev, r, j) + i * g;
+            gsl_matrix_set(act, r, j, i);
+            gsl_matrix_set(act, r, H + j, f);
+            gsl_matrix_set(act, r, 2 * H + j, g);
+            gsl_matrix_set(act, r, 3 * H + j, o);
+            gsl_matrix_set(c, r, j, cn);
+            gsl_matrix_set(h, r, j, o * tanh(cn));
+        }
 }

@@ -19,6 +19,10 @@
  * Layout. Keys EK (Ts·B, A), values Henc (Ts·B, H) are time-major like every activation:
  * example b's rows are j·B + b, B rows apart, so its (Ts, ·) slice is a view with row
  * stride B·tda — no copy.
+ *
+ * Reference. As in every model folder, the fused kernel has its plain double loop beside
+ * it: addattn_scores_reference, the scores as the equation reads with libm's tanh, which
+ * the tests hold the kernel to (no other code calls it).
  */
 #include "addattn.h"
 
@@ -83,7 +87,7 @@ static void exp2x(double *restrict x, size_t n)
  * doubles apart) is e^{2k_j}. The product with v is taken on the fly, so the (Ts, A)
  * block of tanh values is never stored: FM_LANES partial sums, one per lane, added up in a
  * fixed order at the end of the row (a fixed order, so the bits do not depend on the
- * vector width; the plain reference is scores_reference below). */
+ * vector width; the plain reference is addattn_scores_reference below). */
 FM_CLONES
 static void scores_forward(double *restrict e, const double *restrict eq,
                            const double *restrict EK, size_t kstride,
@@ -101,6 +105,18 @@ static void scores_forward(double *restrict e, const double *restrict eq,
             sum += part[l];
         for (; a < A; a++)
             sum += v[a] * (1.0 - 2.0 / (1.0 + eq[a] * ek[a]));
+        e[j] = sum;
+    }
+}
+
+void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
+                              const double *v, size_t Ts, size_t A)
+{
+    for (size_t j = 0; j < Ts; j++) {
+        /* the alignment score e_j = vᵀ tanh(q + k_j) = Σ_a v_a·tanh(q_a + k_ja) */
+        double sum = 0.0;
+        for (size_t a = 0; a < A; a++)
+            sum += v[a] * tanh(q[a] + K[j * kstride + a]);
         e[j] = sum;
     }
 }

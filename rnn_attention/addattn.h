@@ -58,6 +58,14 @@ void addattn_step_forward(gsl_matrix *c, gsl_matrix *alpha, gsl_matrix *EQ,
                           const gsl_matrix *s_prev, const gsl_matrix *EK,
                           const gsl_matrix *Henc, const addattn_weights *w);
 
+/* The plain reference of the score kernel inside addattn_step_forward: the scores e (Ts)
+ * of one example, e_j = vᵀ tanh(q + k_j), one term at a time with libm's tanh (the two
+ * differ only in the order of the additions). The tests hold the kernel to it; no other
+ * code calls it. q (A); row j of K at K + j·kstride (A), k_j = W_k h_j + b itself (not
+ * e^{2k_j}); v (A). */
+void addattn_scores_reference(double *e, const double *q, const double *K, size_t kstride,
+                              const double *v, size_t Ts, size_t A);
+
 /* ---- backward --------------------------------------------------------------------------- */
 
 /* Backward of one step: the part the recurrence needs now. Accumulates the input

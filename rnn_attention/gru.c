@@ -11,6 +11,10 @@
  * Invariant: a layer's states are Hs ((T+1)·B, H) with h_0 in block 0, so "the state each
  * step reads" (blocks 0..T−1) and "the state each step writes" (blocks 1..T) are both one
  * contiguous view, and the recurrent weight gradient over all steps is one GEMM.
+ *
+ * Reference. As in every model folder, the vectorised cell has its plain double loop
+ * beside it: gru_cell_gates_reference, the gate equations one element at a time with
+ * libm, which the tests hold the kernel to (no other code calls it).
  */
 #include "gru.h"
 
@@ -94,6 +98,26 @@ void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
         forward_row(gates_of(gsl_matrix_ptr(act, b, 0), H),
                     const_gates_of(gsl_matrix_const_ptr(hp, b, 0), H),
                     gsl_matrix_const_ptr(h_prev, b, 0), gsl_matrix_ptr(h, b, 0), H);
+}
+
+void gru_cell_gates_reference(gsl_matrix *h, gsl_matrix *act, const gsl_matrix *hp,
+                              const gsl_matrix *h_prev)
+{
+    const size_t B = act->size1, H = h->size2;
+    for (size_t b = 0; b < B; b++)
+        for (size_t i = 0; i < H; i++) {
+            /* r, z = σ(xp + hp);  n = tanh(xp_n + r⊙hp_n);  h' = (1 − z)⊙n + z⊙h */
+            const double r =
+                1.0 / (1.0 + exp(-(gsl_matrix_get(act, b, i) + gsl_matrix_get(hp, b, i))));
+            const double z = 1.0 / (1.0 + exp(-(gsl_matrix_get(act, b, H + i) +
+                                                 gsl_matrix_get(hp, b, H + i))));
+            const double n =
+                tanh(gsl_matrix_get(act, b, 2 * H + i) + r * gsl_matrix_get(hp, b, 2 * H + i));
+            gsl_matrix_set(act, b, i, r);
+            gsl_matrix_set(act, b, H + i, z);
+            gsl_matrix_set(act, b, 2 * H + i, n);
+            gsl_matrix_set(h, b, i, (1.0 - z) * n + z * gsl_matrix_get(h_prev, b, i));
+        }
 }
 
 /* Backward of unit i: reads the gates a, un = U_n h + b_hn, hb = h_prev, g = dh; writes

@@ -43,6 +43,14 @@ typedef struct gru_weights {
 void gru_cell_forward(gsl_matrix *h, gsl_matrix *act, gsl_matrix *hp,
                       const gsl_matrix *h_prev, const gsl_matrix *Wh, const gsl_matrix *bh);
 
+/* The plain reference of gru_cell_forward's element-wise part (everything after its
+ * GEMM): the gates and the new state as the equations above read, one element at a time
+ * with libm's exp and tanh; the tests hold the vectorised kernel to it, and no other code
+ * calls it. On entry act (B, 3H) holds the input part xp; on return the gates [r z n].
+ * Reads hp (B, 3H) = h_prev·Whᵀ + bh and h_prev (B, H); writes h (B, H). */
+void gru_cell_gates_reference(gsl_matrix *h, gsl_matrix *act, const gsl_matrix *hp,
+                              const gsl_matrix *h_prev);
+
 /* Backward of one step. Reads dh (B, H), the total gradient of this step's output, and
  * what forward kept: act = [r z n], hp (B, 3H), h_prev (B, H).
  * Writes dxp (B, 3H), the gradient of the input part xp, and dhp (B, 3H), that of the

@@ -2,8 +2,8 @@
  * (suite: addattn).
  *
  * Design. Gradients by central differences (sizes all different: B = 2, Ts = 4, Tt = 3,
- * H = 6, A = 7); the fused score kernel against its plain reference (scores_reference,
- * kept here: no other code uses it); the weights against the equations, as
+ * H = 6, A = 7); the fused score kernel against its plain reference beside it in
+ * addattn.c (addattn_scores_reference); the weights against the equations, as
  * distributions, and at the extremes (one source position, saturated scores).
  */
 #include <check.h>
@@ -134,24 +134,9 @@ START_TEST(test_attention_gradcheck)
 }
 END_TEST
 
-/* The scores e (Ts), e_j = vᵀ tanh(q + k_j), of one example as the equation reads, one
- * term at a time with libm's tanh: the reference for the fused kernel inside
- * addattn_step_forward (the two differ only in the order of the additions). q (A), row j
- * of K at K + j·kstride (A), v (A). */
-static void scores_reference(double *e, const double *q, const double *K, size_t kstride,
-                             const double *v, size_t Ts, size_t A)
-{
-    for (size_t j = 0; j < Ts; j++) {
-        double sum = 0.0;
-        for (size_t a = 0; a < A; a++)
-            sum += v[a] * tanh(q[a] + K[j * kstride + a]);
-        e[j] = sum;
-    }
-}
-
 /* The fused score kernel inside addattn_step_forward (e^{2q}·e^{2k}, vᵀ on the fly, 8
- * partial sums) against scores_reference (libm's tanh, one term at a time), seen
- * through the weights α = softmax(e): A = 19 is two blocks of 8 and a tail. */
+ * partial sums) against addattn_scores_reference (libm's tanh, one term at a time),
+ * seen through the weights α = softmax(e): A = 19 is two blocks of 8 and a tail. */
 START_TEST(test_scores_match_reference)
 {
     enum { B = 2, Ts = 5, H = 3, A = 19 };
@@ -173,7 +158,8 @@ START_TEST(test_scores_match_reference)
             K->data[i * A + a] += w.bk->data[a];
     for (size_t b = 0; b < B; b++) {
         double e[Ts];
-        scores_reference(e, Q->data + b * A, K->data + b * A, B * A, w.v->data, Ts, A);
+        addattn_scores_reference(e, Q->data + b * A, K->data + b * A, B * A, w.v->data, Ts,
+                                 A);
         op_softmax_row(e, Ts);
         for (size_t j = 0; j < Ts; j++)
             ck_assert_msg(fabs(gsl_matrix_get(alpha, b, j) - e[j]) <= 1e-14,

@@ -1,7 +1,8 @@
 /* test_gru.c — the GRU cell and layer of rnn_attention/gru.c (suite: gru).
  *
  * Design. The cell's forward pass is held to the equations of gru.h written as plain
- * scalar loops, its backward and the layer's (T = 3 steps, initial state included) to
+ * scalar loops (its gates to gru_cell_gates_reference, the plain loop beside the kernel
+ * in gru.c), its backward and the layer's (T = 3 steps, initial state included) to
  * central differences; the layer is the cell applied step by step. Sizes are all
  * different (B = 2, T = 3, E = 5, H = 6) so a transposed index cannot pass by accident,
  * and the loss Σ out ⊙ R with a fixed random R gives every output entry its own weight.
@@ -62,31 +63,77 @@ static double cell_loss(void *ctx)
     return tu_dot(c->h, c->R);
 }
 
-/* The cell against PyTorch's equations written out plainly, element by element. */
+/* The cell against PyTorch's equations: its recurrent part hp = h_prev·Whᵀ + bh against
+ * the sums written out plainly, its gates and new state against gru_cell_gates_reference
+ * (gru.c, the plain loop beside the kernel) run on those sums. */
 START_TEST(test_gru_cell_matches_equations)
 {
     gsl_rng *r = tu_rng(101);
     cell_case c;
     cell_case_init(&c, r);
     cell_loss(&c);
+    gsl_matrix *hp = tu_zero_matrix(NB, 3 * NH), *act = tu_zero_matrix(NB, 3 * NH);
+    gsl_matrix *h = tu_zero_matrix(NB, NH);
+    for (size_t b = 0; b < NB; b++)
+        for (size_t q = 0; q < 3 * NH; q++) { /* (U h + b_h) of gate row q */
+            double u = gsl_matrix_get(c.bh, 0, q);
+            for (size_t k = 0; k < NH; k++)
+                u += gsl_matrix_get(c.Wh, q, k) * gsl_matrix_get(c.h_prev, b, k);
+            gsl_matrix_set(hp, b, q, u);
+            tu_assert_rel(gsl_matrix_get(c.hp, b, q), u, 1e-13);
+        }
+    gsl_matrix_memcpy(act, c.xp);
+    gru_cell_gates_reference(h, act, hp, c.h_prev);
     for (size_t b = 0; b < NB; b++)
         for (size_t i = 0; i < NH; i++) {
-            double u[3]; /* (U h + b_h) of gate g, unit i */
-            for (size_t g = 0; g < 3; g++) {
-                u[g] = gsl_matrix_get(c.bh, 0, g * NH + i);
-                for (size_t k = 0; k < NH; k++)
-                    u[g] += gsl_matrix_get(c.Wh, g * NH + i, k) * gsl_matrix_get(c.h_prev, b, k);
-            }
-            const double rg = tu_sigmoid_ref(gsl_matrix_get(c.xp, b, i) + u[0]);
-            const double zg = tu_sigmoid_ref(gsl_matrix_get(c.xp, b, NH + i) + u[1]);
-            const double ng = tanh(gsl_matrix_get(c.xp, b, 2 * NH + i) + rg * u[2]);
-            const double h = (1.0 - zg) * ng + zg * gsl_matrix_get(c.h_prev, b, i);
-            tu_assert_rel(gsl_matrix_get(c.h, b, i), h, 1e-13);
-            tu_assert_rel(gsl_matrix_get(c.act, b, i), rg, 1e-13);
-            tu_assert_rel(gsl_matrix_get(c.act, b, NH + i), zg, 1e-13);
-            tu_assert_rel(gsl_matrix_get(c.act, b, 2 * NH + i), ng, 1e-13);
+            tu_assert_rel(gsl_matrix_get(c.h, b, i), gsl_matrix_get(h, b, i), 1e-13);
+            for (size_t g = 0; g < 3; g++) /* r, z, n */
+                tu_assert_rel(gsl_matrix_get(c.act, b, g * NH + i),
+                              gsl_matrix_get(act, b, g * NH + i), 1e-13);
         }
+    gsl_matrix_free(hp);
+    gsl_matrix_free(act);
+    gsl_matrix_free(h);
     cell_case_free(&c);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* The kernel's σ and tanh are within an ulp or two of libm's, and it forms h' as
+ * n + z⊙(h − n): a few ulps of the largest of 1 and |h'| apart. */
+#define GRU_GATES_TOL 1e-15
+
+/* The vectorised gate kernel against its plain reference (libm, one element at a time)
+ * on the recurrent part the kernel formed: H = 19 is two blocks of FM_LANES and a tail,
+ * so both loops run; input parts span the saturated ranges too (±40) and the ends
+ * (±1e3). */
+START_TEST(test_gru_gates_match_reference)
+{
+    enum { B = 3, H = 19 };
+    gsl_rng *r = tu_rng(103);
+    gsl_matrix *xp = tu_rand_matrix(B, 3 * H, 40.0, r), *h_prev = tu_rand_matrix(B, H, 3.0, r);
+    gsl_matrix *Wh = tu_rand_matrix(3 * H, H, 0.5, r), *bh = tu_rand_matrix(1, 3 * H, 0.5, r);
+    gsl_matrix_set(xp, 0, 0, 1e3);
+    gsl_matrix_set(xp, 1, H + 2, -1e3);
+    gsl_matrix_set(xp, 2, 2 * H + 18, -1e3); /* in the tail */
+    gsl_matrix *a1 = tu_zero_matrix(B, 3 * H), *a2 = tu_zero_matrix(B, 3 * H);
+    gsl_matrix *hp = tu_zero_matrix(B, 3 * H);
+    gsl_matrix *h1 = tu_zero_matrix(B, H), *h2 = tu_zero_matrix(B, H);
+    gsl_matrix_memcpy(a1, xp);
+    gsl_matrix_memcpy(a2, xp);
+    gru_cell_forward(h1, a1, hp, h_prev, Wh, bh);
+    gru_cell_gates_reference(h2, a2, hp, h_prev);
+    const gsl_matrix *got[2] = {a1, h1}, *want[2] = {a2, h2};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < got[k]->size1; i++)
+            for (size_t j = 0; j < got[k]->size2; j++) {
+                const double g = gsl_matrix_get(got[k], i, j), w = gsl_matrix_get(want[k], i, j);
+                ck_assert_msg(fabs(g - w) <= GRU_GATES_TOL * fmax(1.0, fabs(w)),
+                              "output %zu [%zu][%zu]: %.17g, reference %.17g", k, i, j, g, w);
+            }
+    gsl_matrix *all[] = {xp, h_prev, Wh, bh, a1, a2, hp, h1, h2};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        gsl_matrix_free(all[k]);
     gsl_rng_free(r);
 }
 END_TEST
@@ -240,6 +287,7 @@ Suite *make_gru_suite(void)
 
     TCase *gru = tcase_create("gru");
     tcase_add_test(gru, test_gru_cell_matches_equations);
+    tcase_add_test(gru, test_gru_gates_match_reference);
     tcase_add_test(gru, test_gru_cell_gradcheck);
     tcase_add_test(gru, test_gru_layer_gradcheck);
     tcase_add_test(gru, test_gru_layer_is_cell_loop);

@@ -3,9 +3,9 @@
  *
  * What each group proves:
  *   cell   — the forward pass is the equations of lstm.h in the gate order i, f, g, o
- *            (against a plain scalar loop, gates_reference, kept here), and its backward
- *            is the derivative of that forward for every input: pre-activation, h_prev,
- *            c_prev and Wh;
+ *            (and its vectorised gates are lstm_cell_gates_reference, the plain loop
+ *            beside them in lstm_cell.c), and its backward is the derivative of that
+ *            forward for every input: pre-activation, h_prev, c_prev and Wh;
  *   layer  — the gradients of X, Wx, Wh, b and of the initial state (h_0, c_0) over T = 3
  *            steps, and that backward accumulates; the table's steps are the layer's.
  * Sizes are all different (B=2, T=3, E=5, H=4) so that a transposed index cannot pass by
@@ -83,30 +83,6 @@ static double cell_loss(void *ctx)
                       #got, g_, w_);                                                      \
     } while (0)
 
-/* The element-wise part of lstm_cell_forward (everything after its GEMM) written as the
- * plainest loop, with libm's exp and tanh: the reference the vectorised kernel is held
- * to. act (B, 4H) pre-activations in, activations out; writes h, c (B, H). */
-static void gates_reference(gsl_matrix *h, gsl_matrix *c, gsl_matrix *act,
-                            const gsl_matrix *c_prev)
-{
-    const size_t B = act->size1, H = h->size2;
-    for (size_t r = 0; r < B; r++)
-        for (size_t j = 0; j < H; j++) {
-            /* libm's exp and tanh, one element at a time */
-            const double i = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, j)));
-            const double f = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, H + j)));
-            const double g = tanh(gsl_matrix_get(act, r, 2 * H + j));
-            const double o = 1.0 / (1.0 + exp(-gsl_matrix_get(act, r, 3 * H + j)));
-            const double cn = f * gsl_matrix_get(c_prev, r, j) + i * g;
-            gsl_matrix_set(act, r, j, i);
-            gsl_matrix_set(act, r, H + j, f);
-            gsl_matrix_set(act, r, 2 * H + j, g);
-            gsl_matrix_set(act, r, 3 * H + j, o);
-            gsl_matrix_set(c, r, j, cn);
-            gsl_matrix_set(h, r, j, o * tanh(cn));
-        }
-}
-
 /* The vectorised gate kernel against its plain reference (libm, one element at a time):
  * H = 19 is two blocks of FM_LANES and a tail, so both loops run; pre-activations span
  * the saturated ranges too (±40) and the ends (±1e3). */
@@ -126,7 +102,7 @@ START_TEST(test_gates_match_reference)
     gsl_matrix_memcpy(a1, pre);
     gsl_matrix_memcpy(a2, pre);
     lstm_cell_forward(h1, c1, a1, h0, c_prev, Wh); /* h_prev = 0: the GEMM adds nothing */
-    gates_reference(h2, c2, a2, c_prev);
+    lstm_cell_gates_reference(h2, c2, a2, c_prev);
     const gsl_matrix *got[3] = {a1, h1, c1}, *want[3] = {a2, h2, c2};
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < got[k]->size1; i++)

@@ -3,9 +3,10 @@
  *
  * Design. Gradient checks on sizes that are all different (so a transposed index cannot
  * hide), with non-round random values and the loss Σ out ⊙ R for a fixed random R, every
- * entry held to GRADCHECK_TOL; the kernels against plain references kept here
- * (attention_plain); masked entries exactly 0, a fully masked row, one query, and the
- * cached attention of decoding against recomputing. Set TFM_REPORT=1 to print the largest
+ * entry held to GRADCHECK_TOL; the forward against its plain reference beside it in
+ * attention.c (tfm_attention_reference), the softmax kernels against common/'s plain
+ * ones; masked entries exactly 0, a fully masked row, one query, and the cached
+ * attention of decoding against recomputing. Set TFM_REPORT=1 to print the largest
  * relative error of every gradient check, TFM_REPORT=2 to add every tensor's.
  */
 #include <check.h>
@@ -45,34 +46,6 @@ typedef struct attn_ctx {
     double stat[2 * ATTN_NH * ATTN_TQ_MAX], scratch[2 * ATTN_TQ_MAX * ATTN_TK_MAX];
 } attn_ctx;
 
-/* O (Tq, D) by the definition, one entry at a time with libm's exp: the reference the
- * blocked, vectorised forward is held to. */
-static void attention_plain(gsl_matrix *O, const gsl_matrix *Q, const gsl_matrix *K,
-                            const gsl_matrix *Vm, const gsl_matrix *M, size_t NH)
-{
-    const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
-    double s[ATTN_TK_MAX];
-    for (size_t j = 0; j < NH; j++)
-        for (size_t i = 0; i < Tq; i++) {
-            double mx = -INFINITY, sum = 0.0;
-            for (size_t k = 0; k < Tk; k++) {
-                double dot = 0.0;
-                for (size_t f = j * dk; f < (j + 1) * dk; f++)
-                    dot += gsl_matrix_get(Q, i, f) * gsl_matrix_get(K, k, f);
-                s[k] = dot / sqrt((double)dk) + (M ? gsl_matrix_get(M, i, k) : 0.0);
-                mx = fmax(mx, s[k]);
-            }
-            for (size_t k = 0; k < Tk; k++)
-                sum += s[k] = mx == -INFINITY ? 0.0 : exp(s[k] - mx);
-            for (size_t f = j * dk; f < (j + 1) * dk; f++) {
-                double o = 0.0;
-                for (size_t k = 0; k < Tk; k++)
-                    o += (sum > 0.0 ? s[k] / sum : 0.0) * gsl_matrix_get(Vm, k, f);
-                gsl_matrix_set(O, i, f, o);
-            }
-        }
-}
-
 static double attn_loss(void *p)
 {
     attn_ctx *c = p;
@@ -111,7 +84,7 @@ START_TEST(test_attention_gradcheck)
                *dV = gsl_matrix_calloc(Tk, D);
     attn_loss(&c);
     gsl_matrix *O = gsl_matrix_alloc(Tq, D);
-    attention_plain(O, c.Q, c.K, c.Vm, c.M, ATTN_NH);
+    tfm_attention_reference(O, c.Q, c.K, c.Vm, c.M, ATTN_NH);
     for (size_t i = 0; i < Tq; i++)
         for (size_t d = 0; d < D; d++)
             ck_assert_msg(fabs(gsl_matrix_get(O, i, d) - gsl_matrix_get(c.O, i, d)) < 1e-13,

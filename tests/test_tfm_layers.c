@@ -3,9 +3,10 @@
  * tfm_layers).
  *
  * Design. Gradient checks on sizes that are all different, the ReLU kink kept away by
- * the watch of testtfm.h; layer norm and the bias passes against plain references kept
- * here (layernorm_plain); backward run twice doubles the gradients. Set TFM_REPORT=1 to
- * print the largest relative error of every gradient check.
+ * the watch of testtfm.h; layer norm against its plain reference beside it in norm.c
+ * (tfm_norm_reference), the bias passes of common/core/tensor.c against plain loops;
+ * backward run twice doubles the gradients. Set TFM_REPORT=1 to print the largest
+ * relative error of every gradient check.
  */
 #include <check.h>
 #include <gsl/gsl_blas.h>
@@ -119,54 +120,9 @@ START_TEST(test_bias_passes_match_reference)
 }
 END_TEST
 
-/* The plain layer norm, one sum at a time, as the equations read; the vectorised kernels
- * in norm.c (partial sums in FM_LANES lanes) are held to it below. */
-static void layernorm_plain(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
-                            const tfm_norm *p)
-{
-    const size_t N = X->size1, D = X->size2;
-    for (size_t r = 0; r < N; r++) {
-        double mu = 0.0, var = 0.0;
-        for (size_t d = 0; d < D; d++)
-            mu += gsl_matrix_get(X, r, d);
-        mu /= (double)D;
-        for (size_t d = 0; d < D; d++)
-            var += pow(gsl_matrix_get(X, r, d) - mu, 2);
-        var /= (double)D;
-        const double rs = 1.0 / sqrt(var + TFM_LN_EPS);
-        for (size_t d = 0; d < D; d++)
-            gsl_matrix_set(Y, r, d, p->g->data[d] * ((gsl_matrix_get(X, r, d) - mu) * rs) +
-                                        p->b->data[d]);
-        mean[r] = mu;
-        rstd[r] = rs;
-    }
-}
-
-static void layernorm_plain_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
-                                     const gsl_matrix *X, const double *mean,
-                                     const double *rstd, const tfm_norm *p)
-{
-    const size_t N = X->size1, D = X->size2;
-    for (size_t r = 0; r < N; r++) {
-        double m1 = 0.0, m2 = 0.0;
-        for (size_t d = 0; d < D; d++) {
-            const double xh = (gsl_matrix_get(X, r, d) - mean[r]) * rstd[r];
-            const double dy = gsl_matrix_get(dY, r, d), dxh = dy * p->g->data[d];
-            dp->g->data[d] += dy * xh;
-            dp->b->data[d] += dy;
-            m1 += dxh / (double)D;
-            m2 += dxh * xh / (double)D;
-        }
-        for (size_t d = 0; d < D; d++) {
-            const double xh = (gsl_matrix_get(X, r, d) - mean[r]) * rstd[r];
-            const double dy = gsl_matrix_get(dY, r, d);
-            *gsl_matrix_ptr(dX, r, d) += rstd[r] * (dy * p->g->data[d] - m1 - xh * m2);
-        }
-    }
-}
-
-/* Vectorised layer norm = plain layer norm to a few ulps, forward and backward, for rows
- * of D = 5 (a tail only), 16 (blocks only) and 21 (blocks and a tail), means far from 0. */
+/* Vectorised layer norm = plain layer norm (tfm_norm_reference and its backward, beside
+ * the kernels in norm.c) to a few ulps, forward and backward, for rows of D = 5 (a tail
+ * only), 16 (blocks only) and 21 (blocks and a tail), means far from 0. */
 START_TEST(test_layernorm_matches_plain)
 {
     const size_t N = 3, widths[] = {5, 16, 21};
@@ -196,9 +152,9 @@ START_TEST(test_layernorm_matches_plain)
         gsl_matrix_add_constant(X, 3.3);
         tu_fill(dY, 1.0, r);
         tfm_layernorm_forward(Y[0], mean[0], rstd[0], X, &w[0]);
-        layernorm_plain(Y[1], mean[1], rstd[1], X, &w[1]);
+        tfm_norm_reference(Y[1], mean[1], rstd[1], X, &w[1]);
         tfm_layernorm_backward(dX[0], &dw[0], dY, X, mean[0], rstd[0], &w[0]);
-        layernorm_plain_backward(dX[1], &dw[1], dY, X, mean[1], rstd[1], &w[1]);
+        tfm_norm_reference_backward(dX[1], &dw[1], dY, X, mean[1], rstd[1], &w[1]);
         for (size_t i = 0; i < N; i++) {
             tu_assert_rel(mean[0][i], mean[1][i], 1e-14);
             tu_assert_rel(rstd[0][i], rstd[1][i], 1e-14);

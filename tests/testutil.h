@@ -34,8 +34,9 @@ void tu_fill(gsl_matrix *m, double scale, const gsl_rng *r);
 /* Σ_ij a_ij · b_ij of two matrices of the same shape: the test loss Σ out ⊙ R. */
 double tu_dot(const gsl_matrix *a, const gsl_matrix *b);
 
-/* The logistic function 1 / (1 + e^−x) with libm's exp, as the papers write it: the
- * reference the gates of the recurrent cells are held to. */
+/* The logistic function 1 / (1 + e^−x) with libm's exp, as the papers write it, for a
+ * test that writes a cell's equations out (the cells' own plain references sit beside
+ * their kernels: lstm_cell_gates_reference, gru_cell_gates_reference). */
 double tu_sigmoid_ref(double x);
 
 /* Checks the analytic gradient g of loss with respect to x (same shape) by central

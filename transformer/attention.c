@@ -12,6 +12,11 @@
  * Invariant. Masked scores are exactly −∞, so their weights are exactly 0 and a masked key
  * contributes 0·v to the output: nothing about it, not even rounding, reaches the query.
  * A row masked everywhere gets weights 0 and output 0, never NaN.
+ *
+ * Reference. As in every model folder, the blocked, vectorised kernel has its plain loop
+ * beside it: tfm_attention_reference, Eq. 1 entry by entry with libm's exp, which the
+ * tests hold tfm_attention_forward to (no other code calls it); tfm_attend_cached, the
+ * decoding kernel, is held in turn to tfm_attention_forward.
  */
 #include "tfm.h"
 
@@ -232,6 +237,46 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV, doub
                            &dKn.matrix);
         }
     }
+}
+
+/* ---- the plain reference ------------------------------------------------------------- */
+
+/* s_ik = q_i·k_k/√dk + m_ik over head j's dk features (columns j·dk .. (j+1)·dk − 1). */
+static double reference_score(const gsl_matrix *Q, const gsl_matrix *K, const gsl_matrix *M,
+                              size_t i, size_t k, size_t j, size_t dk)
+{
+    double dot = 0.0;
+    for (size_t f = j * dk; f < (j + 1) * dk; f++)
+        dot += gsl_matrix_get(Q, i, f) * gsl_matrix_get(K, k, f);
+    return dot / sqrt((double)dk) + (M ? gsl_matrix_get(M, i, k) : 0.0);
+}
+
+void tfm_attention_reference(gsl_matrix *O, const gsl_matrix *Q, const gsl_matrix *K,
+                             const gsl_matrix *Vm, const gsl_matrix *M, size_t NH)
+{
+    const size_t Tq = Q->size1, Tk = K->size1, dk = Q->size2 / NH;
+    for (size_t j = 0; j < NH; j++)
+        for (size_t i = 0; i < Tq; i++) {
+            /* o_i = Σ_k p_ik·v_k,  p_ik = e^{s_ik − m} / Σ_k' e^{s_ik' − m},  m = max_k s_ik
+             * (s is formed again in each pass rather than kept, so nothing needs scratch;
+             * a row masked everywhere has m = −∞ and gets weights 0) */
+            double mx = -INFINITY, sum = 0.0;
+            for (size_t k = 0; k < Tk; k++)
+                mx = fmax(mx, reference_score(Q, K, M, i, k, j, dk));
+            for (size_t k = 0; k < Tk; k++) {
+                const double sk = reference_score(Q, K, M, i, k, j, dk);
+                sum += mx == -INFINITY ? 0.0 : exp(sk - mx);
+            }
+            for (size_t f = j * dk; f < (j + 1) * dk; f++)
+                gsl_matrix_set(O, i, f, 0.0);
+            for (size_t k = 0; k < Tk; k++) {
+                const double sk = reference_score(Q, K, M, i, k, j, dk);
+                const double e = mx == -INFINITY ? 0.0 : exp(sk - mx);
+                const double w = sum > 0.0 ? e / sum : 0.0;
+                for (size_t f = j * dk; f < (j + 1) * dk; f++)
+                    *gsl_matrix_ptr(O, i, f) += w * gsl_matrix_get(Vm, k, f);
+            }
+        }
 }
 
 /* ---- one query against a key/value cache ------------------------------------------------

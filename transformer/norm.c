@@ -3,8 +3,12 @@
  *
  * Design. Row by row over D features, in blocks of FM_LANES with FM_LANES partial sums, so
  * that the loops vectorise (see common/core/fastmath.h); FM_CLONES compiles them for AVX2 and
- * AVX-512 too, with the same bits at every width. The plain one-sum-at-a-time version is
- * in tests/test_tfm_layers.c, which holds these to it.
+ * AVX-512 too, with the same bits at every width.
+ *
+ * Reference. As in every model folder, the vectorised kernels have their plain double
+ * loops beside them, at the end of this file: tfm_norm_reference and
+ * tfm_norm_reference_backward, one sum at a time as the equations read, which the tests
+ * hold the kernels to (no other code calls them).
  *
  * Invariant. Each row (one position of one sequence) is normalised on its own: no
  * statistic crosses positions, so nothing leaks past the causal mask. The forward keeps
@@ -124,4 +128,52 @@ void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
         ln_row_backward(gsl_matrix_ptr(dX, r, 0), dp->g->data, dp->b->data,
                         gsl_matrix_const_ptr(dY, r, 0), gsl_matrix_const_ptr(X, r, 0),
                         p->g->data, mean[r], rstd[r], X->size2);
+}
+
+/* ---- the plain reference ------------------------------------------------------------- */
+
+void tfm_norm_reference(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
+                        const tfm_norm *p)
+{
+    const size_t N = X->size1, D = X->size2;
+    for (size_t r = 0; r < N; r++) {
+        /* y = γ ⊙ (x − μ)/√(σ² + ε) + β,  μ = Σ x_d / D,  σ² = Σ (x_d − μ)² / D */
+        double mu = 0.0, var = 0.0;
+        for (size_t d = 0; d < D; d++)
+            mu += gsl_matrix_get(X, r, d);
+        mu /= (double)D;
+        for (size_t d = 0; d < D; d++)
+            var += pow(gsl_matrix_get(X, r, d) - mu, 2);
+        var /= (double)D;
+        const double rs = 1.0 / sqrt(var + TFM_LN_EPS);
+        for (size_t d = 0; d < D; d++)
+            gsl_matrix_set(Y, r, d, p->g->data[d] * ((gsl_matrix_get(X, r, d) - mu) * rs) +
+                                        p->b->data[d]);
+        mean[r] = mu;
+        rstd[r] = rs;
+    }
+}
+
+void tfm_norm_reference_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
+                                 const gsl_matrix *X, const double *mean, const double *rstd,
+                                 const tfm_norm *p)
+{
+    const size_t N = X->size1, D = X->size2;
+    for (size_t r = 0; r < N; r++) {
+        /* dγ += dy⊙x̂;  dβ += dy;  dx += r·(dx̂ − mean(dx̂) − x̂⊙mean(dx̂⊙x̂)),  dx̂ = dy⊙γ */
+        double m1 = 0.0, m2 = 0.0;
+        for (size_t d = 0; d < D; d++) {
+            const double xh = (gsl_matrix_get(X, r, d) - mean[r]) * rstd[r];
+            const double dy = gsl_matrix_get(dY, r, d), dxh = dy * p->g->data[d];
+            dp->g->data[d] += dy * xh;
+            dp->b->data[d] += dy;
+            m1 += dxh / (double)D;
+            m2 += dxh * xh / (double)D;
+        }
+        for (size_t d = 0; d < D; d++) {
+            const double xh = (gsl_matrix_get(X, r, d) - mean[r]) * rstd[r];
+            const double dy = gsl_matrix_get(dY, r, d);
+            *gsl_matrix_ptr(dX, r, d) += rstd[r] * (dy * p->g->data[d] - m1 - xh * m2);
+        }
+    }
 }

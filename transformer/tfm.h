@@ -213,6 +213,16 @@ void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
                             const gsl_matrix *X, const double *mean, const double *rstd,
                             const tfm_norm *p);
 
+/* The plain references of the two above, one sum at a time as the equations read (the
+ * kernels add in FM_LANES partial sums): the tests hold the kernels to them, and no other
+ * code calls them. Same arguments, shapes and contracts as tfm_layernorm_forward and
+ * tfm_layernorm_backward. */
+void tfm_norm_reference(gsl_matrix *Y, double *mean, double *rstd, const gsl_matrix *X,
+                        const tfm_norm *p);
+void tfm_norm_reference_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
+                                 const gsl_matrix *X, const double *mean, const double *rstd,
+                                 const tfm_norm *p);
+
 /* ---- scaled dot-product attention (§3.2.1, Eq. 1), one sequence, all heads ----------- */
 
 /* For each head j: P_j = softmax(Q_j·K_jᵀ/√dk + M), O_j = P_j·V_j.
@@ -234,6 +244,13 @@ void tfm_attention_backward(gsl_matrix *dQ, gsl_matrix *dK, gsl_matrix *dV, doub
                             const gsl_matrix *dO, const gsl_matrix *Q, const gsl_matrix *K,
                             const gsl_matrix *Vm, const gsl_matrix *M, const gsl_matrix *P,
                             const double *stat, size_t NH);
+
+/* The plain reference of tfm_attention_forward's output: O (Tq, D), head by head and
+ * entry by entry as Eq. 1 reads, with libm's exp; Q, K, Vm, M and NH as there (M may be
+ * NULL; a query whose every key is masked gets output 0). The tests hold the blocked,
+ * vectorised forward to it; no other code calls it. */
+void tfm_attention_reference(gsl_matrix *O, const gsl_matrix *Q, const gsl_matrix *K,
+                             const gsl_matrix *Vm, const gsl_matrix *M, size_t NH);
 
 /* Decoding: the query of one new position of each of B sequences, Q (B, D), attends to
  * Tk cached positions; writes O (B, D). Sequence b's keys are transposed, a (D, Tk) block
