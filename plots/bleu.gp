@@ -40,6 +40,13 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
+# Nothing to draw for a generated task: bleu.tsv then holds its header alone.
+stats data using "seeds" nooutput
+if (!exists("STATS_records") || STATS_records == 0) {
+    print "bleu.gp: no run has BLEU counts (a task read from a file writes them): skipping bleu"
+    exit
+}
+
 # One colour per group, the same in every figure (Okabe–Ito): a model's own colour for
 # its first group, the spare colours for its other setups; legends write a group as the
 # command line says it ("rnn_attention --bidirectional 1").

@@ -43,6 +43,13 @@ set encoding utf8
 set print "-"    # messages to standard output; standard error is for problems
 set datafile separator "\t"
 
+# Nothing to draw for a task read from a file: distance.tsv then holds its header alone.
+stats data using "gap" nooutput
+if (!exists("STATS_records") || STATS_records == 0) {
+    print "distance.gp: no output position repeats a source symbol (a task read from a file): skipping distance"
+    exit
+}
+
 # Legends and titles write a group as the command line says it ("rnn_attention --cell
 # lstm" for "rnn_attention:cell=lstm").
 base_of(m) = strstrt(m, ":") > 0 ? m[1:strstrt(m, ":") - 1] : m

@@ -44,6 +44,10 @@ set datafile separator "\t"
 bases = ""
 stats data using (b = strcol("base"), b ne "base" && strstrt(bases." ", " ".b." ") == 0 ? \
                   (bases = bases." ".b, 0) : 0) nooutput
+if (words(bases) == 0) {
+    print "sweep.gp: no model was trained at more than one rate (attnlab compare --preset lrsweep): skipping sweep"
+    exit
+}
 stats data using "lr" nooutput
 lr_lo = STATS_min / 1.6
 lr_hi = STATS_max * 1.6
