@@ -26,4 +26,8 @@ void report_html_group(FILE *f, const char *name);
  * when the file cannot be read or is not a PNG. */
 void report_html_image(FILE *f, const char *out, const char *name, const char *alt, int heat);
 
+/* The page's style sheet (report_style.c): CSS for the screen and an @media print block
+ * for A4 paper, to be written whole inside <style>. */
+extern const char report_style[];
+
 #endif

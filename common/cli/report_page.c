@@ -13,7 +13,7 @@
  * (a screen shows the title under the pointer), read from the trace copies
  * report_copy_traces made.
  *
- * Paper. A print style sheet (A4) keeps each figure with its caption on one page and
+ * Paper. A print style sheet (A4, report_style.c) keeps each figure with its caption on one page and
  * leaves out what only a screen can do: the tables of weights (folded away, long) and
  * every sentence about hovering sit in elements of class screen, hidden in print; an
  * element of class paper, shown only in print, says where the weights are instead.
@@ -453,40 +453,6 @@ typedef struct page_ctx {
     const tsv *convergence; /* NULL when absent or not shown */
 } page_ctx;
 
-/* The style sheet. On screen every figure shrinks to the width of the page (a heat map
- * too: image-rendering keeps its cells sharp blocks), so nothing scrolls sideways; the
- * tables of weights scroll in their own box. In print (A4): no figure is cut across two
- * pages, a figure never taller than the page, and whatever works only on a screen (the
- * tables of weights, folded away behind a click, and anything that says to hover) is in
- * an element of class screen, left out; .paper says on paper what they would have. */
-static const char style[] =
-    "body{font-family:\"Noto Sans\",\"Noto Sans CJK SC\",\"PingFang SC\",\"Microsoft YaHei\","
-    "sans-serif;max-width:1700px;margin:2em auto;padding:0 1em;color:#222;line-height:1.5;"
-    "font-size:17px}\n"
-    "h1{font-size:1.7em}p,figcaption{max-width:62em}\n"
-    "figure{margin:2.5em 0 1em}figcaption{color:#333;margin-top:.6em}\n"
-    ".fig img{display:block;max-width:100%;height:auto}\n"
-    ".fig img.heat{image-rendering:pixelated}\n"
-    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em;"
-    "text-align:right}th{background:#f4f4f4}.sum th,td.l{text-align:left}\n"
-    ".sum,.man{max-width:100%;overflow-x:auto}.man td{overflow-wrap:anywhere;text-align:left}\n"
-    "details{margin:.8em 0 2em}.vals{display:flex;flex-wrap:wrap;gap:1.5em;overflow-x:auto}\n"
-    "table.att td,table.att th{padding:0 .2em;font-size:12px;min-width:2.4em;height:1.7em;"
-    "text-align:center;border:1px solid #fff}table.att td.x{background:#fff}\n"
-    "table.att caption{text-align:left;font-size:14px}\n"
-    ".paper{display:none}\n"
-    "@media print{\n"
-    "@page{size:A4;margin:16mm 14mm}\n"
-    "body{max-width:none;margin:0;padding:0;font-size:10.5pt;color:#000}\n"
-    "h1,h2{break-after:avoid;page-break-after:avoid}\n"
-    "figure{margin:1.2em 0;break-inside:avoid;page-break-inside:avoid}\n"
-    ".fig img{width:auto;max-height:225mm}\n"
-    "tr{break-inside:avoid;page-break-inside:avoid}\n"
-    "td,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
-    ".sum,.man{overflow:visible}\n"
-    ".screen{display:none}.paper{display:block;color:#333}\n"
-    "}\n";
-
 /* After the caption of figure k of d: the sentence each model whose trace feeds it adds
  * (its kind's about), each once, in the order of the groups. */
 static void write_kind_captions(FILE *f, const report_facts *fx, const report_drawn *d,
@@ -557,7 +523,7 @@ static int write_page(FILE *f, const void *p)
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"%s\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n",
             page_lang == REPORT_ZH ? "zh-CN" : "en",
-            page_lang == REPORT_ZH ? "attnlab 对比报告" : "attnlab comparison", style);
+            page_lang == REPORT_ZH ? "attnlab 对比报告" : "attnlab comparison", report_style);
     write_intro(f, c->fx);
     fprintf(f, "<h2>%s</h2>\n", T(W_SUMMARY));
     if (c->summary)
