@@ -13,10 +13,10 @@
  * (a screen shows the title under the pointer), read from the trace copies
  * report_copy_traces made.
  *
- * Paper. A print style sheet (A4, report_style.c) keeps each figure with its caption on one page and
- * leaves out what only a screen can do: the tables of weights (folded away, long) and
- * every sentence about hovering sit in elements of class screen, hidden in print; an
- * element of class paper, shown only in print, says where the weights are instead.
+ * Paper. The print style sheet (A4, report_style.c) keeps each figure with its caption
+ * on one page and leaves out what only a screen can do: the tables of weights (folded
+ * away, long) and every sentence about hovering sit in elements of class screen, hidden
+ * in print; an element of class paper, shown only in print, says where the weights are.
  *
  * Words. Every sentence of the page exists in both languages, side by side in one
  * table of pairs (the captions of the figures are report_draw.c's); the figures keep
