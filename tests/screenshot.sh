@@ -6,8 +6,8 @@
 # Usage: tests/screenshot.sh PAGE [OUT.png [WIDTH [HEIGHT [SCALE]]]]
 #   PAGE     a page attnlab report wrote (report.html, or report.zh.html with --lang zh)
 #   OUT.png  where the screenshot goes (default: PAGE with .png instead of .html)
-#   WIDTH    the window's width in CSS pixels (default 1600: a heat map is shown pixel for
-#            pixel, so a narrower window scrolls it rather than shrinks it)
+#   WIDTH    the window's width in CSS pixels (default 1600: wide enough for most figures
+#            at their own size; in a narrower window every figure shrinks to fit)
 #   HEIGHT   the window's height (default 7000, enough for the top of a long page; the
 #            screenshot is the window, not the whole page)
 #   SCALE    device pixels per CSS pixel (default 1; 2 shows what a high-density screen

@@ -151,7 +151,8 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
 /* Writes out/report_page_name(), one self-contained page in the chosen language: a title
  * that fits the models of fx, out/summary.tsv as a table with named columns and the
  * meaning of each length, the figures of drawn as PNG images inside the page (data:
- * URIs; heat maps shown pixel for pixel, image-rendering: pixelated) with their captions,
+ * URIs; each shrinks to the page's width, heat maps kept sharp with image-rendering:
+ * pixelated), each a <figure> with its numbered caption directly under it,
  * under each attention figure the weights of its cells as tables (each cell's title
  * names its query and key), and out/manifest.tsv when there is one and every cell of it
  * is text (otherwise one line on stderr says why it is left out). Returns 0, or -1 with

@@ -21,8 +21,13 @@ void report_html_table(FILE *f, const tsv *t);
 void report_html_group(FILE *f, const char *name);
 
 /* Writes out/figures/NAME.png to f as an <img> inside the page, base64 in a data: URI
- * with alt text alt: pixel for pixel for a heat map (heat: the page sets it for the figures a trace feeds). Writes nothing
+ * (in a <div class="fig">) with alt text alt, of class heat for a heat map (heat: the page
+ * sets it for the figures a trace feeds, whose cells it keeps sharp). Writes nothing
  * when the file cannot be read or is not a PNG. */
 void report_html_image(FILE *f, const char *out, const char *name, const char *alt, int heat);
+
+/* The page's style sheet (report_style.c): CSS for the screen and an @media print block
+ * for A4 paper, to be written whole inside <style>. */
+extern const char report_style[];
 
 #endif

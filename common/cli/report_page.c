@@ -5,11 +5,18 @@
  * are inside it, as the PNG files gnuplot drew, base64 in data: URIs. PNG and not the
  * SVG, because an SVG heat map is a tiny embedded image (one pixel per cell) that the
  * browser enlarges and smooths, so the cells blur; the PNG's cells are blocks of pixels
- * already. Heat maps (attention, gates) are shown at their own size, pixel for pixel
- * (image-rendering: pixelated, a scroll bar when wider than the window); line figures
- * shrink to the window. Under each attention figure, the weights it shows are printed as
- * tables, one per matrix, each cell coloured like the figure and titled with its query,
- * key and value (hover to read it), read from the trace copies report_copy_traces made.
+ * already. Every figure shrinks to the width of the page, none scrolls sideways; heat
+ * maps (attention, gates) keep sharp cells (image-rendering: pixelated). Each image is
+ * one <figure> with its own numbered caption directly under it ("Figure 3.", 「图 3」).
+ * Under each attention figure, the weights it shows are printed as tables, one per
+ * matrix, each cell coloured like the figure and titled with its query, key and value
+ * (a screen shows the title under the pointer), read from the trace copies
+ * report_copy_traces made.
+ *
+ * Paper. The print style sheet (A4, report_style.c) keeps each figure with its caption
+ * on one page and leaves out what only a screen can do: the tables of weights (folded
+ * away, long) and every sentence about hovering sit in elements of class screen, hidden
+ * in print; an element of class paper, shown only in print, says where the weights are.
  *
  * Words. Every sentence of the page exists in both languages, side by side in one
  * table of pairs (the captions of the figures are report_draw.c's); the figures keep
@@ -89,6 +96,11 @@ static const words
     W_BEYOND = {"beyond the training range: never trained", "超出训练范围：从未训练过"},
     W_VALUES = {"The weights of every cell (hover over a cell for its query and key)",
                 "每个格子的权重（鼠标停在格子上可看到它的查询和键）"},
+    W_VALUES_PAPER = {"The tables of weights are left out on paper: see this page on a "
+                      "screen, or the files beside it,",
+                      "纸上不印权重表格：请在屏幕上查看本页，或查看它旁边的文件"},
+    W_FIGURE = {"Figure", "图"},
+
     W_QUERY = {"query", "查询"},
     W_KEY = {"key", "键"},
     W_ROW = {"row", "行"},
@@ -403,8 +415,12 @@ static void write_values(FILE *f, const char *out, const report_facts *fx, const
     closedir(d);
     if (n)
         qsort(names, n, sizeof *names, cmp_trace);
-    if (n)
-        fprintf(f, "<details><summary>%s</summary>\n<div class=\"vals\">\n", T(W_VALUES));
+    if (n) {
+        fprintf(f, "<p class=\"paper\">%s ", T(W_VALUES_PAPER));
+        report_html_text(f, rel);
+        fprintf(f, "/*.tsv%s</p>\n<details class=\"screen\"><summary>%s</summary>\n"
+                "<div class=\"vals\">\n", page_lang == REPORT_ZH ? "。" : ".", T(W_VALUES));
+    }
     for (size_t i = 0; i < n; i++) {
         char path[AFILE_PATH_MAX], why[256];
         tsv t;
@@ -437,43 +453,66 @@ typedef struct page_ctx {
     const tsv *convergence; /* NULL when absent or not shown */
 } page_ctx;
 
-static const char style[] =
-    "body{font-family:\"Noto Sans\",\"Noto Sans CJK SC\",\"PingFang SC\",\"Microsoft YaHei\","
-    "sans-serif;max-width:1700px;margin:2em auto;padding:0 1em;color:#222;line-height:1.5;"
-    "font-size:17px}\n"
-    "h1{font-size:1.7em}p,figcaption{max-width:62em}\n"
-    "figure{margin:2.5em 0}figcaption{color:#333;margin-top:.6em}\n"
-    ".fig{overflow-x:auto}.fig img{display:block;max-width:100%;height:auto}\n"
-    ".fig img.heat{max-width:none;image-rendering:pixelated}\n"
-    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em;"
-    "text-align:right}th{background:#f4f4f4}.sum th,td.l{text-align:left}\n"
-    "details{margin-top:.8em}.vals{display:flex;flex-wrap:wrap;gap:1.5em}\n"
-    "table.att td,table.att th{padding:0 .2em;font-size:12px;min-width:2.4em;height:1.7em;"
-    "text-align:center;border:1px solid #fff}table.att td.x{background:#fff}\n"
-    "table.att caption{text-align:left;font-size:14px}\n";
-
-/* After the caption of the figures first..last of d: the sentence each model whose trace
- * feeds one of them adds (its kinds' about), each once, in the order of the figures and
- * then of the groups. */
+/* After the caption of figure k of d: the sentence each model whose trace feeds it adds
+ * (its kind's about), each once, in the order of the groups. */
 static void write_kind_captions(FILE *f, const report_facts *fx, const report_drawn *d,
-                                size_t first, size_t last)
+                                size_t k)
 {
     const char *said[16];
     size_t n_said = 0;
-    for (size_t k = first; k <= last; k++)
-        for (size_t m = 0; m < fx->n_models; m++) {
-            const model_trace_kind *kind = trace_kind(fx, m, d->fig[k].name);
-            const char *about = !kind ? NULL : page_lang == REPORT_ZH ? kind->about_zh
-                                                                      : kind->about;
-            size_t i = 0;
-            while (about && i < n_said && said[i] != about)
-                i++;
-            if (!about || i < n_said || n_said == sizeof said / sizeof said[0])
-                continue;
-            said[n_said++] = about;
-            fputs(page_lang == REPORT_ZH ? "" : " ", f);
-            report_html_text(f, about);
-        }
+    for (size_t m = 0; m < fx->n_models; m++) {
+        const model_trace_kind *kind = trace_kind(fx, m, d->fig[k].name);
+        const char *about = !kind ? NULL : page_lang == REPORT_ZH ? kind->about_zh
+                                                                  : kind->about;
+        size_t i = 0;
+        while (about && i < n_said && said[i] != about)
+            i++;
+        if (!about || i < n_said || n_said == sizeof said / sizeof said[0])
+            continue;
+        said[n_said++] = about;
+        fputs(page_lang == REPORT_ZH ? "" : " ", f);
+        report_html_text(f, about);
+    }
+}
+
+/* Does some model's trace feed figure k of d (a sentence of its own to say)? */
+static int has_kind_caption(const report_facts *fx, const report_drawn *d, size_t k)
+{
+    for (size_t m = 0; m < fx->n_models; m++)
+        if (trace_kind(fx, m, d->fig[k].name) != NULL)
+            return 1;
+    return 0;
+}
+
+/* Figure k of d as one <figure>: the image, then directly under it its caption, numbered
+ * number. The outputs of one script share a caption (first: the first of them): the
+ * first figure of a script holds it whole; each later one, where a model's trace says
+ * what it shows, holds that sentence and sends the reader to the first, else the whole
+ * caption again. The tables of weights follow the figure, outside it. */
+static void write_figure(FILE *f, const page_ctx *c, size_t k, size_t first, size_t number)
+{
+    const report_drawn *d = c->drawn;
+    const int heat = has_kind_caption(c->fx, d, k); /* a heat map: a trace feeds it */
+    fputs("<figure>\n", f);
+    report_html_image(f, c->out, d->fig[k].name, d->fig[k].name, heat);
+    /* the number, then (the kinds' sentences lead with a space in English) the words */
+    fprintf(f, page_lang == REPORT_ZH ? "<figcaption><strong>%s %zu</strong>　"
+                                      : "<figcaption><strong>%s %zu.</strong>",
+            T(W_FIGURE), number);
+    if (k == first || !has_kind_caption(c->fx, d, k)) {
+        fputs(page_lang == REPORT_ZH ? "" : " ", f);
+        report_html_text(f, page_lang == REPORT_ZH ? d->fig[k].caption_zh : d->fig[k].caption);
+        write_kind_captions(f, c->fx, d, k);
+    } else {
+        write_kind_captions(f, c->fx, d, k);
+        if (page_lang == REPORT_ZH)
+            fprintf(f, "读法同图 %zu：那里的说明也适用于这张图。", number - (k - first));
+        else
+            fprintf(f, " Read it as figure %zu: the caption there holds for this figure too.",
+                    number - (k - first));
+    }
+    fputs("</figcaption>\n</figure>\n", f);
+    write_values(f, c->out, c->fx, d->fig[k].name);
 }
 
 /* The self-contained page: the summary, the figures as PNG, the manifest. */
@@ -484,7 +523,7 @@ static int write_page(FILE *f, const void *p)
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"%s\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<title>%s</title>\n<style>\n%s</style>\n</head>\n<body>\n",
             page_lang == REPORT_ZH ? "zh-CN" : "en",
-            page_lang == REPORT_ZH ? "attnlab 对比报告" : "attnlab comparison", style);
+            page_lang == REPORT_ZH ? "attnlab 对比报告" : "attnlab comparison", report_style);
     write_intro(f, c->fx);
     fprintf(f, "<h2>%s</h2>\n", T(W_SUMMARY));
     if (c->summary)
@@ -492,27 +531,18 @@ static int write_page(FILE *f, const void *p)
     fprintf(f, "<h2>%s</h2>\n", T(W_FIGURES));
     if (page_lang == REPORT_ZH && d->n)
         fprintf(f, "<p>%s</p>\n", T(W_FIG_NOTE));
-    /* the outputs of one script are consecutive and share a caption: one <figure> */
-    for (size_t k = 0, first_k = 0; k < d->n; k++) {
-        const int first = k == 0 || d->fig[k - 1].caption != d->fig[k].caption;
-        const int last = k + 1 == d->n || d->fig[k + 1].caption != d->fig[k].caption;
-        fputs(first ? "<figure>\n" : "", f);
-        first_k = first ? k : first_k;
-        int heat = 0; /* a heat map: a figure some model's trace feeds */
-        for (size_t m = 0; m < c->fx->n_models; m++)
-            heat |= trace_kind(c->fx, m, d->fig[k].name) != NULL;
-        report_html_image(f, c->out, d->fig[k].name, d->fig[k].name, heat);
-        write_values(f, c->out, c->fx, d->fig[k].name);
-        if (last) {
-            fputs("<figcaption>", f);
-            report_html_text(f, page_lang == REPORT_ZH ? d->fig[k].caption_zh : d->fig[k].caption);
-            write_kind_captions(f, c->fx, d, first_k, k);
-            fputs("</figcaption>\n</figure>\n", f);
-        }
+    /* one <figure> per image, numbered in the page's order; the outputs of one script
+     * are consecutive and share a caption */
+    for (size_t k = 0, first = 0; k < d->n; k++) {
+        if (k == 0 || d->fig[k - 1].caption != d->fig[k].caption)
+            first = k;
+        write_figure(f, c, k, first, k + 1);
     }
     if (c->manifest) {
         fprintf(f, "<h2>%s</h2>\n<p>%s</p>\n", T(W_MANIFEST), T(W_MANIFEST_P));
+        fputs("<div class=\"man\">\n", f);
         report_html_table(f, c->manifest);
+        fputs("</div>\n", f);
     }
     fputs("</body>\n</html>\n", f);
     return ferror(f) ? -1 : 0;
