@@ -124,6 +124,18 @@ static int write_accuracy(FILE *f, const void *p)
     return ferror(f) ? -1 : 0;
 }
 
+/* The accuracy of output position pos at length L over the runs of g that have it. */
+static stat_acc pos_acc(const model_group *g, size_t L, size_t pos)
+{
+    stat_acc a = {0};
+    for (size_t i = 0; i < g->n; i++) {
+        const rundir_pos *r = rundir_pos_at(g->runs[i], L, pos);
+        if (r)
+            stat_add(&a, r->acc);
+    }
+    return a;
+}
+
 /* positions.tsv: per model, length and output position (1 up to the task's output
  * length, where any run has it), the accuracy there over seeds. */
 static int write_positions(FILE *f, const void *p)
@@ -139,12 +151,7 @@ static int write_positions(FILE *f, const void *p)
             const size_t L = c->lens[k];
             const size_t T = t ? task_target_len(t, L) : g->runs[0]->cfg.max_len;
             for (size_t pos = 1; pos <= T; pos++) {
-                stat_acc a = {0};
-                for (size_t i = 0; i < g->n; i++) {
-                    const rundir_pos *r = rundir_pos_at(g->runs[i], L, pos);
-                    if (r)
-                        stat_add(&a, r->acc);
-                }
+                const stat_acc a = pos_acc(g, L, pos);
                 if (a.n)
                     fprintf(f, "%s\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
                             a.n, stat_mean(&a), a.min, a.max);
@@ -169,12 +176,7 @@ static int write_distance(FILE *f, const void *p)
         for (size_t k = 0; t && t->source_of && k < c->nlens; k++) {
             const size_t L = c->lens[k];
             for (size_t pos = 1; pos <= task_target_len(t, L); pos++) {
-                stat_acc a = {0};
-                for (size_t i = 0; i < g->n; i++) {
-                    const rundir_pos *r = rundir_pos_at(g->runs[i], L, pos);
-                    if (r)
-                        stat_add(&a, r->acc);
-                }
+                const stat_acc a = pos_acc(g, L, pos);
                 if (a.n)
                     fprintf(f, "%s\t%zu\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
                             task_gap(t, L, pos - 1), a.n, stat_mean(&a), a.min, a.max);

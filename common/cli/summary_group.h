@@ -165,6 +165,24 @@ int summary_write_budget(FILE *f, const void *p);
  * validation (median and range over seeds). */
 int summary_write_convergence(FILE *f, const void *p);
 
+/* One run's budget to a level: the step, training seconds and FLOPs of its first
+ * validation at or above it, or, when it never got there, of its last one, marked
+ * censored (its budget is more than that). */
+typedef struct reach_at {
+    double v[3];  /* steps, seconds, FLOPs */
+    int censored; /* 1: never reached; v is a lower bound */
+} reach_at;
+
+/* Fills x with run r's budget to level of its validation token accuracy (seq 0) or its
+ * whole-sequence accuracy at the longest trained length (seq 1). Returns 1, or 0 when
+ * r logged no validation (x untouched). */
+int summary_reach(const rundir *r, int seq, double level, reach_at *x);
+
+/* Writes the median, min and max of quantity q of the n budgets x (sorted in place: runs
+ * that reached the level by their budget, then the others by their bound) as three
+ * cells, each "\tN", or "\t> N" when it falls on a censored run. */
+void summary_reach_cells(FILE *f, reach_at *x, size_t n, int q);
+
 /* budget_at.tsv: per group, measure (val_token_acc at 0.9, 0.99, 0.999; val_seq_acc_max,
  * the whole-sequence accuracy at the longest trained length, at 0.5 and 0.9) and level,
  * the steps, training seconds and analytic FLOPs to the first validation at or above the

@@ -320,14 +320,6 @@ static double flops_per_step(const rundir *r)
     return (double)c->batch * sum / (double)(c->train_max - c->train_min + 1);
 }
 
-/* One run's budget to a level: the step, seconds and FLOPs of its first validation at
- * or above it, or, when it never got there, of its last one, marked censored (its
- * budget is more than that). */
-typedef struct reach_at {
-    double v[3];  /* steps, seconds, FLOPs */
-    int censored; /* 1: never reached; v is a lower bound */
-} reach_at;
-
 /* Orders runs that reached the level by their budget, then those that never did, by the
  * bound (a run that gave up or was cut short counts as slower than any that got there). */
 static int reach_cmp(const reach_at *a, const reach_at *b, int k)
@@ -357,6 +349,32 @@ static void bound_cell(FILE *f, double v, int censored)
         fprintf(f, censored ? "\t> %.6g" : "\t%.6g", v);
 }
 
+int summary_reach(const rundir *r, int seq, double level, reach_at *x)
+{
+    if (!r->has_val || r->n_log == 0)
+        return 0;
+    size_t j = 0;
+    while (j < r->n_log && (seq ? r->log[j].val_seq_acc_max : r->log[j].val_token_acc) < level)
+        j++;
+    x->censored = j == r->n_log;
+    const rundir_step *s = &r->log[x->censored ? r->n_log - 1 : j];
+    x->v[0] = (double)s->step;
+    x->v[1] = s->seconds;
+    x->v[2] = (double)s->step * flops_per_step(r);
+    return 1;
+}
+
+void summary_reach_cells(FILE *f, reach_at *x, size_t n, int q)
+{
+    reach_sort(x, n, q);
+    /* the median: the middle run, or the mean of the two middle ones, a bound when either
+     * is (a censored budget is more than its value) */
+    const reach_at *lo = &x[(n - 1) / 2], *hi = &x[n / 2];
+    bound_cell(f, 0.5 * (lo->v[q] + hi->v[q]), lo->censored || hi->censored);
+    bound_cell(f, x[0].v[q], x[0].censored);
+    bound_cell(f, x[n - 1].v[q], x[n - 1].censored);
+}
+
 int summary_write_budget_at(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
@@ -375,35 +393,15 @@ int summary_write_budget_at(FILE *f, const void *p)
             const int seq = strcmp(budget_levels[k].measure, "val_seq_acc_max") == 0;
             const double level = budget_levels[k].level;
             size_t n = 0, reached = 0;
-            for (size_t i = 0; i < g->n; i++) {
-                const rundir *r = g->runs[i];
-                if (!r->has_val || r->n_log == 0)
-                    continue;
-                size_t j = 0;
-                while (j < r->n_log &&
-                       (seq ? r->log[j].val_seq_acc_max : r->log[j].val_token_acc) < level)
-                    j++;
-                x[n].censored = j == r->n_log;
-                const rundir_step *s = &r->log[x[n].censored ? r->n_log - 1 : j];
-                x[n].v[0] = (double)s->step;
-                x[n].v[1] = s->seconds;
-                x[n].v[2] = (double)s->step * flops_per_step(r);
-                reached += (size_t)!x[n].censored;
-                n++;
-            }
+            for (size_t i = 0; i < g->n; i++)
+                if (summary_reach(g->runs[i], seq, level, &x[n]))
+                    reached += (size_t)!x[n++].censored;
             if (!n)
                 continue;
             fprintf(f, "%s\t%s\t%g\t%zu\t%zu", g->name, budget_levels[k].measure, level, n,
                     reached);
-            for (int q = 0; q < 3; q++) {
-                reach_sort(x, n, q);
-                /* the median: the middle run, or the mean of the two middle ones, a bound
-                 * when either is (a censored budget is more than its value) */
-                const reach_at *lo = &x[(n - 1) / 2], *hi = &x[n / 2];
-                bound_cell(f, 0.5 * (lo->v[q] + hi->v[q]), lo->censored || hi->censored);
-                bound_cell(f, x[0].v[q], x[0].censored);
-                bound_cell(f, x[n - 1].v[q], x[n - 1].censored);
-            }
+            for (int q = 0; q < 3; q++)
+                summary_reach_cells(f, x, n, q);
             fputc('\n', f);
         }
     }
