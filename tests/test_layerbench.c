@@ -335,6 +335,13 @@ START_TEST(test_cmd_tiny_run)
     for (size_t k = 0; layerbench_registry[k]; k++)
         pairs += strcmp(layerbench_registry[k]->kind, LAYERBENCH_RECURRENT) == 0;
     ck_assert_uint_eq(cli_count_lines(buf), 1 + pairs);
+
+    /* the manifest names the command as typed and the build that measured */
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    cli_slurp(path, buf, sizeof buf);
+    ck_assert(strncmp(buf, "key\tvalue\ncommand\tattnlab bench --layers --widths 8 ", 51) == 0);
+    ck_assert_ptr_nonnull(strstr(buf, "\ncommit\t"));
+    ck_assert_ptr_nonnull(strstr(buf, "\nblas_core\t"));
     ck_assert(!cli_has_temporary(dir));
     cli_remove(dir);
 }
@@ -357,6 +364,33 @@ START_TEST(test_cmd_threads)
 }
 END_TEST
 
+/* bench of whole models writes its manifest beside bench.tsv too: the command, quoted
+ * where a shell needs it, and the commit of the build. */
+START_TEST(test_cmd_bench_manifest)
+{
+    char dir[128], path[192];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-bench manifest-%ld", (long)getpid());
+    run_out r;
+    cli_run(&r, NULL,
+            (const char *const[]){"bench", "--models", "lstm", "--lengths", "4", "--reps", "1",
+                                  "--hidden", "8", "--out", dir, NULL});
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    static char buf[8192];
+    snprintf(path, sizeof path, "%s/bench.tsv", dir);
+    cli_slurp(path, buf, sizeof buf);
+    ck_assert_uint_eq(cli_count_lines(buf), 2);
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    cli_slurp(path, buf, sizeof buf);
+    char want[512];
+    snprintf(want, sizeof want, "key\tvalue\ncommand\tattnlab bench --models lstm --lengths 4 "
+             "--reps 1 --hidden 8 --out '%s'\n", dir);
+    ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "manifest: %s", buf);
+    ck_assert_ptr_nonnull(strstr(buf, "\ncommit\t"));
+    ck_assert(!cli_has_temporary(dir));
+    cli_remove(dir);
+}
+END_TEST
+
 Suite *make_layerbench_suite(void)
 {
     Suite *s = suite_create("layerbench");
@@ -375,6 +409,7 @@ Suite *make_layerbench_suite(void)
                         (int)(sizeof bad_lines / sizeof bad_lines[0]));
     tcase_add_test(c, test_cmd_tiny_run);
     tcase_add_test(c, test_cmd_threads);
+    tcase_add_test(c, test_cmd_bench_manifest);
     suite_add_tcase(s, c);
     return s;
 }

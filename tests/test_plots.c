@@ -54,6 +54,7 @@ static const figure_case figure_cases[] = {
      1},
     {"gates", {"gates", NULL}, 1},
     {"cost", {"cost", NULL}, 0},
+    {"layers", {"layers", NULL}, 0},
 };
 enum { N_FIGURE_CASES = sizeof figure_cases / sizeof figure_cases[0] };
 

@@ -72,7 +72,11 @@ static void lstm_copy5(config *c)
 START_TEST(lstm_learns_copy)
 {
     double acc = train_then_eval("lstm", lstm_copy5, 5, NULL, 0);
-    ck_assert_msg(acc >= 0.99, "lstm token accuracy at length 5: %.4f (want >= 0.99)", acc);
+    /* The bits of a run depend on OpenBLAS's kernel (docs/reliability.md): this setup
+     * reached 0.9898 (SkylakeX), 0.9922 (Haswell), 0.9938 (Sandybridge) and 1.0000
+     * (Prescott), so the bar is 0.98, a model that has learned to copy on any of them;
+     * one that has not stays far below (chance is 0.1). */
+    ck_assert_msg(acc >= 0.98, "lstm token accuracy at length 5: %.4f (want >= 0.98)", acc);
 }
 END_TEST
 

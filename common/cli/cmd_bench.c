@@ -34,7 +34,8 @@ void cmd_bench_help(void)
         "  peak MiB       the peak resident memory of the process that measured it\n"
         "Each figure is the median of --reps repetitions (default 5, each at least 0.25 s)\n"
         "after warm-up, with the spread (minimum-maximum). Each (model, length) runs in a\n"
-        "process of its own. With --out, writes DIR/bench.tsv.\n"
+        "process of its own. With --out, writes DIR/bench.tsv and DIR/manifest.tsv (the\n"
+        "command and the build: commit, compiler, BLAS and its kernel).\n"
         "\n"
         "  --models LIST   comma-separated (default: every model)\n"
         "  --lengths SPEC  A:B:STEP, A:B or A,B,C (default 16,32,64,128)\n"
@@ -152,7 +153,8 @@ int cmd_bench(int argc, char **argv)
                buildinfo_version(), c->threads, c->batch, reps);
         bench_print(stdout, res, done, dgemm);
         bench_out bo = {res, done, dgemm};
-        if (dir && cmd_write_file(dir, "bench.tsv", write_bench, &bo) != 0)
+        if (dir && (cmd_write_file(dir, "bench.tsv", write_bench, &bo) != 0 ||
+                    cmd_write_manifest(dir, argc, argv) != 0))
             rc = ARGS_EXIT_RUNTIME;
     }
     runlock_release(&lock);

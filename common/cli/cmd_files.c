@@ -15,6 +15,7 @@
 
 #include "../core/afile.h"
 #include "args.h"
+#include "buildinfo.h"
 #include "runlock.h"
 
 int cmd_write_file(const char *dir, const char *name, int (*write)(FILE *, const void *),
@@ -100,4 +101,30 @@ void cmd_shell_word(FILE *f, const char *s)
         else
             fputc(*p, f);
     fputc('\'', f);
+}
+
+/* manifest.tsv of a measuring command: the command line as typed (argv[0] the command's
+ * name), then the build facts, key<TAB>value. */
+typedef struct manifest_line {
+    int argc;
+    char **argv;
+} manifest_line;
+
+static int write_manifest(FILE *f, const void *ctx)
+{
+    const manifest_line *m = ctx;
+    fputs("key\tvalue\ncommand\tattnlab", f);
+    for (int i = 0; i < m->argc; i++) {
+        fputc(' ', f);
+        cmd_shell_word(f, m->argv[i]);
+    }
+    fputc('\n', f);
+    buildinfo_write_tsv(f);
+    return ferror(f) ? -1 : 0;
+}
+
+int cmd_write_manifest(const char *dir, int argc, char **argv)
+{
+    const manifest_line m = {argc, argv};
+    return cmd_write_file(dir, "manifest.tsv", write_manifest, &m);
 }

@@ -35,4 +35,10 @@ int cmd_claim_out(runlock *l, const char *dir, int refuse_run, const char *what)
  * letters, digits and _-./:,=+@%, else in single quotes (a quote inside written '\''). */
 void cmd_shell_word(FILE *f, const char *s);
 
+/* Writes dir/manifest.tsv for a command that measures (bench): "command" (attnlab, then
+ * argv[0..argc), the command's name first, each a shell word) and the build facts of
+ * buildinfo_write_tsv (version, commit, modified, compiler, cflags, BLAS and its kernel),
+ * so a published table names what made it. Returns 0, or -1 after the error line. */
+int cmd_write_manifest(const char *dir, int argc, char **argv);
+
 #endif

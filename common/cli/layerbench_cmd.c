@@ -1,5 +1,6 @@
 /* layerbench_cmd.c — `attnlab bench --layers`: reads its line, sets the BLAS threads,
- * runs layerbench.c's measurements and writes DIR/layers.tsv and DIR/layers-crossover.tsv.
+ * runs layerbench.c's measurements and writes DIR/layers.tsv, DIR/layers-crossover.tsv and
+ * DIR/manifest.tsv (the command and the build that measured them).
  *
  * Design. bench hands its whole line over when it holds --layers, so this command takes
  * none of bench's model settings: only --widths, --lengths, --reps, --threads and --out.
@@ -55,8 +56,8 @@ void layerbench_cmd_help(void)
         "each at least 0.1 s, after a warm-up), the sequential operations, and the path of\n"
         "the gradient, |u.dy_n/dx_1| (u = ones/sqrt(d)) and its ratio to the mean over all\n"
         "input rows. Then where each recurrent layer and the attention cross, from the\n"
-        "FLOP formulas and from the measured times. With --out, writes DIR/layers.tsv and\n"
-        "DIR/layers-crossover.tsv.\n"
+        "FLOP formulas and from the measured times. With --out, writes DIR/layers.tsv,\n"
+        "DIR/layers-crossover.tsv and DIR/manifest.tsv (the command and the build).\n"
         "\n"
         "  --widths LIST   d, A,B,C or A:B:STEP, each 1-%d (default 64,128,256)\n"
         "  --lengths LIST  n, each 1-%d (default 8,16,...,2048)\n"
@@ -272,7 +273,8 @@ int layerbench_cmd_run(int argc, char **argv, int check, void (*help)(void))
         rows ro = {res, done};
         crosses co = {cr, nc};
         if (q.out && (cmd_write_file(q.out, "layers.tsv", write_rows, &ro) != 0 ||
-                      cmd_write_file(q.out, "layers-crossover.tsv", write_crosses, &co) != 0))
+                      cmd_write_file(q.out, "layers-crossover.tsv", write_crosses, &co) != 0 ||
+                      cmd_write_manifest(q.out, argc, argv) != 0))
             rc = ARGS_EXIT_RUNTIME;
     }
     runlock_release(&lock);
