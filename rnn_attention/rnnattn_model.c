@@ -413,8 +413,12 @@ static size_t rnnattn_n_params(const config *c)
  * where K = H. Bidirectional (K = 2H): a second encoder layer; s_0 = tanh(←h_1·W_sᵀ),
  * products 6H², element-wise tanh and its backward (1 − s_0²)·ds_0 (4H); the annotations'
  * gradient split back into the two directions (2H per source position); and the second
- * encoder's embedding rows (E per source token). The scores and the context make the
- * cost grow with Ts·Tt: attention's price. 0 for a configuration check() rejects. */
+ * encoder's embedding rows (E per source token). In all, with dirs = 1 or 2 encoders:
+ *   dirs·layer(E, H, Ts) + layer(E + K, H, Tt) + addattn_flops(A, H, K, Ts, Tt)
+ *   + Tt·model_output_flops(H + K, V) + E·(dirs·Ts + Tt)   [+ 6H² + 4H + 2H·Ts when
+ *   bidirectional]
+ * The scores and the context make the cost grow with Ts·Tt: attention's price. 0 for a
+ * configuration check() rejects. */
 static double rnnattn_flops(const config *c, size_t Ts, size_t Tt)
 {
     const rnnattn_cell *cell = rnnattn_cell_of(c);

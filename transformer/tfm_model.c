@@ -433,6 +433,10 @@ static void tfm_init(model *mm, gsl_rng *r)
  *   the two final norms (S + T rows); the embeddings with their positions, S + T tokens
  *             (tfm_embed_flops); the output layer and the loss per target position
  *             (model_output_flops).
+ * In all, with norm = tfm_norm_flops(D) and ffn = tfm_ffn_flops(D, F):
+ *   L·( mha(S, S, every pair) + S·(2·norm + ffn + D)
+ *     + mha(T, T, causal) + mha(T, S, every pair) + T·(3·norm + ffn + D) )
+ *   + (S + T)·(norm + tfm_embed_flops(D, pos)) + T·model_output_flops(D, V)
  * 0 for positions check() rejects. */
 static double tfm_flops(const config *c, size_t Ts, size_t Tt)
 {
