@@ -138,6 +138,19 @@ void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
                          const gsl_matrix *Hs, const gsl_matrix *Cs, const gsl_matrix *Act,
                          const lstm_weights *w, size_t B);
 
+/* The analytic FLOPs (MODEL FLOPS in common/core/model.h) of lstm_layer_forward and
+ * lstm_layer_backward over T steps of one sequence, inputs of In features, H units:
+ *   products  per step x·Wxᵀ (2·4H·In) and h·Whᵀ (2·4H·H), each with its input and
+ *             weight gradients in backward (twice as much again)   → 24H·(In + H)
+ *   element-wise, per step and unit: forward 4 (the bias) + 4 (σ, σ, tanh, σ) + 3
+ *             (c = f·c + i·g) + 1 (tanh c) + 1 (o·tanh c) = 13; backward 24
+ *             (lstm_cell.c's backward_unit: tanh c again, the chain through h and c, the
+ *             four gate derivatives) + 4 (the bias gradient's column sums) = 28  → 41H
+ *   so T·(24H·(In + H) + 41H). The layer benchmark's `lstm` is this at In = H = d; the
+ *   model `lstm` counts its encoder and its decoder with it (lstm_model.c). T is real so
+ *   that the benchmark can solve for a crossing. */
+double lstm_layer_flops(double In, double H, double T);
+
 /* ---- inputs that are tokens: the projection table ------------------------------------
  *
  * When x_t is row ids[t·B + b] of an embedding table embed (V, E), its input part is a

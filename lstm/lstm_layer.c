@@ -111,6 +111,13 @@ void lstm_layer_backward(gsl_matrix *dX, lstm_weights *dw, gsl_matrix *dPre,
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dPre, w->Wx, 1.0, dX);
 }
 
+/* ---- the cost ------------------------------------------------------------------------ */
+
+double lstm_layer_flops(double In, double H, double T)
+{
+    return T * (24.0 * H * (In + H) + 41.0 * H);
+}
+
 /* ---- inputs that are tokens: the projection table ------------------------------------ */
 
 void lstm_table_forward(gsl_matrix *P, const gsl_matrix *embed, const lstm_weights *w)

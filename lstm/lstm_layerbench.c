@@ -110,18 +110,11 @@ static void backward(layerbench_layer *ll, gsl_matrix *dX, const gsl_matrix *dY)
                         &l->Hs.matrix, &l->Cs.matrix, &l->Act.matrix, &l->w, 1);
 }
 
-/* Per step of one sequence at E = H = d (counted from lstm_layer.c and lstm_cell.c):
- *   products  forward: x·Wxᵀ (2·4d·d) and h·Whᵀ (2·4d·d); backward: dh_prev = dpre·Wh,
- *             dWh += dpreᵀ·h_prev, dWx += dpreᵀ·x, dx = dpre·Wx (4 × 2·4d·d)
- *             → 48·d² per step
- *   element-wise, per unit: forward 4 (bias) + 4 (σ, σ, tanh, σ) + 3 (c = f·c + i·g)
- *             + 1 (tanh c) + 1 (o·tanh c) = 13; backward 24 (lstm_cell.c's backward_unit:
- *             tanh c again, the chain through h and c, the four gate derivatives)
- *             + 4 (the bias gradient's column sums) = 28 → 41·d per step. */
+/* The layer's own count at E = H = d (lstm_layer_flops in lstm.h, written out there):
+ * n·(48d² + 41d). */
 static double flops(size_t d, double n)
 {
-    const double D = (double)d;
-    return n * (48.0 * D * D + 41.0 * D);
+    return lstm_layer_flops((double)d, (double)d, n);
 }
 
 const layerbench_ops lstm_layerbench_ops = {

@@ -261,19 +261,28 @@ static int lstm_reserve(model *mm, size_t B, size_t Ts, size_t Tt)
 
 /* ---- cost and size ------------------------------------------------------------------ */
 
-/* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored):
- * forward, each of the Ts + Tt steps: x·Wxᵀ (2·4H·E) and h·Whᵀ (2·4H·H); each of the Tt
- * decoder steps: h·out.Wᵀ (2·(V+1)·H); with feed_context, once per sequence, h_Ts·Wcᵀ
- * (2·4H·H). Backward forms two products per forward product (the input gradient and the
- * weight gradient) of the same size, so a training step costs 3× the forward. */
+/* Per sequence, by the conventions of MODEL FLOPS (common/core/model.h):
+ *   the encoder, Ts steps of the layer on E-wide inputs, and the decoder, Tt steps
+ *             (lstm_layer_flops, lstm.h: T·(24H·(E + H) + 41H) each);
+ *   the output layer and the loss, per target position (model_output_flops:
+ *             6·H·V + 9V + 5);
+ *   with feed_context, h_Ts·Wcᵀ once per sequence with its two gradients (6·4H·H) and
+ *             its gradient summed over the Tt steps (4H per step).
+ * The passes read each step's input part x·Wxᵀ + b from a table of V rows
+ * (lstm_table_forward): its products and its bias are work of the batch, not of a
+ * sequence, so each step is counted as the layer does it, which is the same count per
+ * step for what the table leaves: 4 additions per unit (the table's row added in
+ * instead of the bias) and 4 in backward (the row scattered into dP instead of summed
+ * into db). */
 static double lstm_flops(const config *c, size_t Ts, size_t Tt)
 {
     const double E = (double)c->embed, H = (double)c->hidden, V = (double)config_vocab(c);
-    const double fwd = (double)(Ts + Tt) * (2.0 * 4 * H * E + 2.0 * 4 * H * H) +
-                       (double)Tt * 2.0 * V * H;
+    const double tt = (double)Tt;
+    double f = lstm_layer_flops(E, H, (double)Ts) + lstm_layer_flops(E, H, tt) +
+               tt * model_output_flops(H, V);
     if (c->feed_context)
-        return 3.0 * (fwd + 2.0 * 4 * H * H);
-    return 3.0 * fwd;
+        f += 6.0 * 4 * H * H + tt * 4 * H;
+    return f;
 }
 
 /* The size of the arena c implies, from the same walk that builds it, run on a model

@@ -275,3 +275,13 @@ void addattn_seq_backward(gsl_matrix *dHenc, addattn_weights *dw, const gsl_matr
     op_bias_backward(dw->bk, dK);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dK, w->Wk, 1.0, dHenc);
 }
+
+/* ---- the cost ------------------------------------------------------------------------ */
+
+double addattn_flops(double A, double Hq, double Hk, double Ts, double Tt)
+{
+    const double keys = Ts * (6.0 * A * Hk + 6.0 * A);
+    const double queries = Tt * (6.0 * A * Hq + 4.0 * A + 1.0);
+    const double pairs = Ts * Tt * (19.0 * A + 6.0 * Hk + 10.0);
+    return keys + queries + pairs;
+}

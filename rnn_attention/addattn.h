@@ -90,4 +90,22 @@ void addattn_seq_backward(gsl_matrix *dHenc, addattn_weights *dw, const gsl_matr
                           const gsl_matrix *Alpha, const gsl_matrix *Henc,
                           const addattn_weights *w, size_t B);
 
+/* The analytic FLOPs (MODEL FLOPS in common/core/model.h) of the attention of one
+ * sequence, forward and backward: Tt decoder steps, each with a query state of Hq
+ * features, over Ts encoder states of Hk features (keys and values), attention width A.
+ *   keys, per source position: products W_k h (2A·Hk) with its two gradients → 6A·Hk;
+ *             element-wise the bias and its gradient (2A), e^{2k} (two comparisons of
+ *             the clamp, the doubling, exp: 4A)                         → 6A
+ *   query, per step: products W_q s with its two gradients → 6A·Hq; e^{2q} → 4A
+ *   per step and source position: products vᵀu (2A) with dv and du → 6A, the context
+ *             Σ α h (2Hk) with dα and dh → 6Hk; element-wise u = tanh(q + k) as
+ *             1 − 2/(1 + e^{2q}·e^{2k}) (4A); backward u again (4A: ×, +, ÷ and 1 − d),
+ *             tanh' = d·(2 − d) (2A), the product by it (A), dq and dk (2A) → 9A; the
+ *             softmax (maximum, −, exp, sum, × 1/sum: 5) and its backward (dot product 2,
+ *             dα + α·(dα − dot) 3)                                       → 10
+ *   per step: 1/sum of the softmax                                      → 1
+ * so Ts·(6A·Hk + 6A) + Tt·(6A·Hq + 4A + 1) + Ts·Tt·(19A + 6Hk + 10): the last term is
+ * attention's price, growing with Ts·Tt. */
+double addattn_flops(double A, double Hq, double Hk, double Ts, double Tt);
+
 #endif

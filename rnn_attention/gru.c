@@ -265,3 +265,10 @@ void gru_layer_backward(gsl_matrix *dX, gru_weights *dw, gsl_matrix *dXP, gsl_ma
     if (dX)
         gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, dXP, w->Wx, 1.0, dX);
 }
+
+/* ---- the cost ------------------------------------------------------------------------ */
+
+double gru_layer_flops(double In, double H, double T)
+{
+    return T * (18.0 * H * (In + H) + 39.0 * H);
+}

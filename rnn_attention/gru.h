@@ -83,4 +83,18 @@ void gru_layer_backward(gsl_matrix *dX, gru_weights *dw, gsl_matrix *dXP, gsl_ma
                         const gsl_matrix *Act, const gsl_matrix *HP, const gru_weights *w,
                         size_t B);
 
+/* The analytic FLOPs (MODEL FLOPS in common/core/model.h) of gru_layer_forward and
+ * gru_layer_backward over T steps of one sequence, inputs of In features, H units:
+ *   products  per step x·Wxᵀ (2·3H·In) and h·Whᵀ (2·3H·H), each with its input and
+ *             weight gradients in backward (twice as much again)   → 18H·(In + H)
+ *   element-wise, per step and unit: forward 3 + 3 (the biases bx, bh) + 2 (r: add, σ)
+ *             + 2 (z) + 3 (n: r·hp_n, add, tanh) + 3 (h' = n + z·(h − n)) = 16;
+ *             backward 17 (gru.c's backward_unit) + 6 (the two biases' column sums)
+ *             = 23                                                    → 39H
+ *   so T·(18H·(In + H) + 39H). The layer benchmark's `gru` is this at In = H = d; the
+ *   model `rnn_attention` counts its encoders and its decoder with it (the decoder's
+ *   input [emb; c] has In = E + H). T is real so that the benchmark can solve for a
+ *   crossing. */
+double gru_layer_flops(double In, double H, double T);
+
 #endif

@@ -105,16 +105,11 @@ static void backward(layerbench_layer *ll, gsl_matrix *dX, const gsl_matrix *dY)
                        &l->Hs.matrix, &l->Act.matrix, &l->HP.matrix, &l->w, 1);
 }
 
-/* Per step of one sequence at In = H = d (counted from gru.c):
- *   products  forward: x·Wxᵀ (2·3d·d) and h·Whᵀ (2·3d·d); backward: dh_prev += dhp·Wh,
- *             dWh += dhpᵀ·h_prev, dWx += dxpᵀ·x, dx = dxp·Wx (4 × 2·3d·d) → 36·d²
- *   element-wise, per unit: forward 3 + 3 (the biases bx, bh) + 2 (r) + 2 (z) + 3 (n)
- *             + 3 (h' = n + z·(h − n)) = 16; backward 17 (gru.c's backward_unit)
- *             + 6 (the two biases' column sums) = 23 → 39·d per step. */
+/* The layer's own count at In = H = d (gru_layer_flops in gru.h, written out there):
+ * n·(36d² + 39d). */
 static double flops(size_t d, double n)
 {
-    const double D = (double)d;
-    return n * (36.0 * D * D + 39.0 * D);
+    return gru_layer_flops((double)d, (double)d, n);
 }
 
 const layerbench_ops gru_layerbench_ops = {

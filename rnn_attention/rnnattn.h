@@ -139,6 +139,11 @@ typedef struct rnnattn_cell {
      * step read, Hprev (T·B, H) (h_0..h_{T−1}). */
     void (*weights_backward)(rnnattn_rnn *dw, const gsl_matrix *dAct, const gsl_matrix *dHP,
                              const gsl_matrix *X, const gsl_matrix *Hprev);
+
+    /* The analytic FLOPs of T steps of one sequence through a layer of H units with In
+     * inputs, forward and backward (gru_layer_flops, lstm_layer_flops: a step run by
+     * step_forward and weights_backward costs what a step of the layer does). */
+    double (*layer_flops)(double In, double H, double T);
 } rnnattn_cell;
 
 /* The two entries. */

@@ -114,6 +114,7 @@ const rnnattn_cell rnnattn_cell_gru = {
     .step_forward = gru_entry_step_forward,
     .step_backward = gru_entry_step_backward,
     .weights_backward = gru_entry_weights_backward,
+    .layer_flops = gru_layer_flops,
 };
 
 /* ---- LSTM ------------------------------------------------------------------------------ */
@@ -206,6 +207,7 @@ const rnnattn_cell rnnattn_cell_lstm = {
     .step_forward = lstm_entry_step_forward,
     .step_backward = lstm_entry_step_backward,
     .weights_backward = lstm_entry_weights_backward,
+    .layer_flops = lstm_layer_flops,
 };
 
 /* ---- the choice ---------------------------------------------------------------------- */

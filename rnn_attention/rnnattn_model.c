@@ -399,33 +399,40 @@ static size_t rnnattn_n_params(const config *c)
     return walk_count(visit_params, &skeleton);
 }
 
-/* Per sequence, 2 flops per multiply-add of every product (element-wise work ignored),
- * the usual count of a GEMM's cost. Forward:
- *   each of the Ts encoder steps: x·Wxᵀ (GH·E), h·Whᵀ (GH·H), its key W_k h (A·H);
- *   each of the Tt decoder steps: [emb; c]·Wxᵀ (GH·(E+H)), s·Whᵀ (GH·H), the query W_q s
- *   (A·H), the scores vᵀu over the source (Ts·A), the context Σ α h (Ts·H), the output
- *   (V·2H).
- * Backward forms two products per forward product (an input gradient and a weight
- * gradient; for the scores dv and du, for the context dα and dh) of the same size, so a
- * training step costs 3× the forward. The scores and the context make the cost grow with
- * Ts·Tt: attention's price. 0 for a configuration check() rejects. */
+/* Per sequence, by the conventions of MODEL FLOPS (common/core/model.h), from the count
+ * of each piece, written out beside it:
+ *   the encoder, Ts steps of the cell's layer on the E-wide embeddings
+ *             (cell->layer_flops: gru_layer_flops, lstm_layer_flops);
+ *   the decoder, Tt steps of the same on [emb; c], E + K wide;
+ *   the attention of Tt steps over Ts annotations K wide (addattn_flops: keys, queries,
+ *             the scores vᵀ tanh(q + k) with their softmax, the context, and backward);
+ *   the output layer over [s; c], H + K wide, and the loss, per target position
+ *             (model_output_flops);
+ *   the embeddings' gradient rows added into their tables: E per source and target
+ *             token;
+ * where K = H. Bidirectional (K = 2H): a second encoder layer; s_0 = tanh(←h_1·W_sᵀ),
+ * products 6H², element-wise tanh and its backward (1 − s_0²)·ds_0 (4H); the annotations'
+ * gradient split back into the two directions (2H per source position); and the second
+ * encoder's embedding rows (E per source token). In all, with dirs = 1 or 2 encoders:
+ *   dirs·layer(E, H, Ts) + layer(E + K, H, Tt) + addattn_flops(A, H, K, Ts, Tt)
+ *   + Tt·model_output_flops(H + K, V) + E·(dirs·Ts + Tt)   [+ 6H² + 4H + 2H·Ts when
+ *   bidirectional]
+ * The scores and the context make the cost grow with Ts·Tt: attention's price. 0 for a
+ * configuration check() rejects. */
 static double rnnattn_flops(const config *c, size_t Ts, size_t Tt)
 {
     const rnnattn_cell *cell = rnnattn_cell_of(c);
     if (!cell)
         return 0.0;
     const double E = (double)c->embed, H = (double)c->hidden, A = (double)c->attn;
-    const double V = (double)config_vocab(c), GH = (double)cell->gates * H;
-    const double ts = (double)Ts, tt = (double)Tt;
-    if (c->bidirectional) { /* two encoders, annotations K = 2H, and s_0's layer (H·H) */
-        const double K = 2.0 * H;
-        const double enc = 2.0 * ts * (GH * E + GH * H) + ts * A * K + H * H;
-        const double dec = tt * (GH * (E + K) + GH * H + A * H + ts * A + ts * K + V * (H + K));
-        return 3.0 * 2.0 * (enc + dec);
-    }
-    const double enc = ts * (GH * E + GH * H + A * H);
-    const double dec = tt * (GH * (E + H) + GH * H + A * H + ts * A + ts * H + V * 2.0 * H);
-    return 3.0 * 2.0 * (enc + dec);
+    const double V = (double)config_vocab(c), ts = (double)Ts, tt = (double)Tt;
+    const double dirs = c->bidirectional ? 2.0 : 1.0, K = dirs * H;
+    double f = dirs * cell->layer_flops(E, H, ts) + cell->layer_flops(E + K, H, tt) +
+               addattn_flops(A, H, K, ts, tt) + tt * model_output_flops(H + K, V) +
+               E * (dirs * ts + tt);
+    if (c->bidirectional)
+        f += 6.0 * H * H + 4.0 * H + ts * 2.0 * H;
+    return f;
 }
 
 /* Small sizes, all different: E = 5, H = 6, A = 7. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../common/core/gradcheck.h"
+#include "../common/core/layerbench.h"
 #include "../common/core/task.h"
 #include "../lstm/lstm.h"
 #include "testutil.h"
@@ -382,14 +383,19 @@ START_TEST(test_canonical_size_and_flops)
     ck_assert_uint_eq(m->params.n_tensors, 10);
     for (size_t k = 0; k < 10; k++)
         ck_assert_str_eq(m->params.spec[k].name, names[k]);
-    /* Ts = Tt = 32: 64 steps · 2·512·(32+128) + 32 · 2·11·128 = 10575872, times 3 */
-    ck_assert(lstm_ops.flops(&c, 32, 32) == 31727616.0);
-    ck_assert(lstm_ops.flops(&c, 64, 64) == 2 * 31727616.0);
-    /* Ts = 32, Tt = 16: 48 · 163840 + 16 · 2816 = 7909376, times 3 */
-    ck_assert(lstm_ops.flops(&c, 32, 16) == 23728128.0);
+    /* Ts = Tt = 32. Products: 64 steps · 2·512·(32+128) + 32 · 2·11·128 = 10575872,
+     * times 3 = 31727616. Element-wise: 64 steps · 41·128 (the gates, 13 a unit forward
+     * and 28 backward) + 32 targets · (9·11 + 5) (the output's bias, the loss and their
+     * gradients) = 335872 + 3328 = 339200 */
+    ck_assert(lstm_ops.flops(&c, 32, 32) == 31727616.0 + 339200.0);
+    ck_assert(lstm_ops.flops(&c, 64, 64) == 2 * (31727616.0 + 339200.0));
+    /* Ts = 32, Tt = 16: products 48 · 163840 + 16 · 2816 = 7909376, times 3; element-wise
+     * 48 · 5248 + 16 · 104 = 253568 */
+    ck_assert(lstm_ops.flops(&c, 32, 16) == 23728128.0 + 253568.0);
     lstm_ops.free(m);
     /* feed_context: dec.Wc (512, 128) last, 65,536 more; h_Ts·Wcᵀ once per sequence,
-     * 2·512·128 = 131072 flops, times 3 */
+     * 2·512·128 = 131072 flops, times 3; its gradient summed over the 32 decoder steps,
+     * 512 additions each */
     c.feed_context = 1;
     m = lstm_ops.alloc(&c);
     ck_assert_ptr_nonnull(m);
@@ -399,8 +405,32 @@ START_TEST(test_canonical_size_and_flops)
     for (size_t k = 0; k < 10; k++)
         ck_assert_str_eq(m->params.spec[k].name, names[k]);
     ck_assert_str_eq(m->params.spec[10].name, "dec.Wc");
-    ck_assert(lstm_ops.flops(&c, 32, 32) == 31727616.0 + 3.0 * 131072);
+    ck_assert(lstm_ops.flops(&c, 32, 32) == 31727616.0 + 339200.0 + 3.0 * 131072 + 32 * 512);
     lstm_ops.free(m);
+}
+END_TEST
+
+/* The model's count is its two layers' (the layer benchmark's `lstm`, whose formula is
+ * the model's own) and the rest of the model: at E = H = d, what remains is the output
+ * layer and the loss, n · (6·d·V + 9V + 5) with V = 11, for Ts = Tt = n. */
+START_TEST(test_flops_are_the_layers_and_the_output)
+{
+    const layerbench_ops *layer = NULL;
+    for (size_t k = 0; layerbench_registry[k]; k++)
+        if (strcmp(layerbench_registry[k]->name, "lstm") == 0)
+            layer = layerbench_registry[k];
+    ck_assert_ptr_nonnull(layer);
+    config c;
+    config_defaults(&c);
+    lstm_ops.defaults(&c);
+    for (size_t d = 8; d <= 64; d *= 2)
+        for (size_t n = 1; n <= 40; n += 13) {
+            c.embed = c.hidden = d;
+            const double D = (double)d, N = (double)n;
+            const double rest = lstm_ops.flops(&c, n, n) - 2.0 * layer->flops(d, N);
+            ck_assert_msg(rest == N * (6.0 * D * 11 + 9.0 * 11 + 5),
+                          "d %zu n %zu: %.17g left", d, n, rest);
+        }
 }
 END_TEST
 
@@ -542,6 +572,7 @@ Suite *make_lstm_suite(void)
     tcase_add_test(mdl, test_reserve_failure);
     tcase_add_test(mdl, test_trace);
     tcase_add_test(mdl, test_canonical_size_and_flops);
+    tcase_add_test(mdl, test_flops_are_the_layers_and_the_output);
     tcase_add_test(mdl, test_init);
     tcase_add_test(mdl, test_errors);
     suite_add_tcase(s, mdl);

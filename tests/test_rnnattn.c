@@ -199,9 +199,10 @@ START_TEST(test_bidirectional_encoder)
 }
 END_TEST
 
-/* The canonical model has PyTorch's parameter count (GRUAttnSeq2Seq: 210,123) and the
- * flops bench_torch.py counts, per token 2·384·160 + 2·128·128 ·2 + 4·L·128 + 2·384·288
- * + 2·256·11 for Ts = Tt = L, times 3 for a training step. */
+/* The canonical model has PyTorch's parameter count (GRUAttnSeq2Seq: 210,123); its
+ * products are those bench_torch.py counts, per token 2·384·160 + 2·128·128 ·2 + 4·L·128
+ * + 2·384·288 + 2·256·11 for Ts = Tt = L, times 3 for a training step, and its
+ * element-wise work is counted here by hand (the equations of gru.h and addattn.h). */
 START_TEST(test_canonical_size_and_flops)
 {
     config c;
@@ -222,11 +223,37 @@ START_TEST(test_canonical_size_and_flops)
         ck_assert_str_eq(m->params.spec[k].name, names[k]);
     ck_assert_uint_eq(rnnattn_ops.n_params(&c), m->params.size);
     rnnattn_ops.free(m);
+    /* Element-wise, per token: the encoder's and the decoder's GRU steps, 39·128 each (16
+     * a unit forward, 23 backward); the key's bias, its gradient and e^{2k}, 6·128; the
+     * query's e^{2q}, 4·128, and the softmax's 1/sum, 1; the output's bias, the loss and
+     * their gradients, 9·11 + 5; the embedding rows' gradients, 32 + 32. Per (step, source
+     * position) pair: tanh(q + k) by exponentials, 4·128, its backward 9·128, the softmax
+     * and its backward, 10. */
+    const double per_token_ew = 2.0 * 39 * 128 + 6.0 * 128 + 4.0 * 128 + 1 + 9.0 * 11 + 5 +
+                                2.0 * 32;
+    const double per_pair_ew = 13.0 * 128 + 10;
     for (size_t L = 32; L <= 128; L *= 4) {
+        const double l = (double)L;
         const double per_token = 2.0 * 384 * 160 + 2.0 * 128 * 128 + 2.0 * 128 * 128 +
-                                 4.0 * (double)L * 128 + 2.0 * 384 * 288 + 2.0 * 256 * 11;
-        ck_assert(rnnattn_ops.flops(&c, L, L) == 3.0 * per_token * (double)L);
+                                 4.0 * l * 128 + 2.0 * 384 * 288 + 2.0 * 256 * 11;
+        ck_assert(rnnattn_ops.flops(&c, L, L) ==
+                  3.0 * per_token * l + per_token_ew * l + per_pair_ew * l * l);
     }
+    /* What grows with Ts·Tt and nothing else (a mixed second difference): per pair the
+     * products vᵀu and Σ α h with their gradients, 6·128 + 6·128, and the element-wise
+     * work above; no term grows with Ts² or Tt² */
+    for (size_t ts = 3; ts <= 40; ts += 37)
+        for (size_t tt = 2; tt <= 50; tt += 48) {
+            const double mixed = rnnattn_ops.flops(&c, ts + 1, tt + 1) -
+                                 rnnattn_ops.flops(&c, ts + 1, tt) -
+                                 rnnattn_ops.flops(&c, ts, tt + 1) + rnnattn_ops.flops(&c, ts, tt);
+            ck_assert_msg(mixed == 12.0 * 128 + per_pair_ew, "Ts %zu Tt %zu: %.17g", ts, tt,
+                          mixed);
+            ck_assert(rnnattn_ops.flops(&c, ts + 1, tt) - 2 * rnnattn_ops.flops(&c, ts, tt) +
+                          rnnattn_ops.flops(&c, ts - 1, tt) == 0.0);
+            ck_assert(rnnattn_ops.flops(&c, ts, tt + 1) - 2 * rnnattn_ops.flops(&c, ts, tt) +
+                          rnnattn_ops.flops(&c, ts, tt - 1) == 0.0);
+        }
     /* the LSTM ablation: 4H gates and one bias per cell, 16,384 + ... more weights */
     snprintf(c.cell, sizeof c.cell, "lstm");
     m = rnnattn_ops.alloc(&c);
@@ -262,14 +289,19 @@ START_TEST(test_canonical_size_and_flops)
     rnnattn_ops.free(m);
     /* per token at Ts = Tt = L: both encoders 2·2·384·160, keys 2·128·256, the decoder
      * 2·384·288 + 2·384·128 + 2·128·128 (query) + 2·L·128 + 2·L·256 + 2·11·384; once per
-     * sequence s_0's 2·128·128; times 3 */
+     * sequence s_0's 2·128·128; times 3. Element-wise as above, with a third GRU layer
+     * (39·128), a third embedding row (32) and the annotations' gradient split into the
+     * two directions (2·128) per token, and once per sequence s_0's tanh and its
+     * backward (4·128) */
     for (size_t L = 32; L <= 128; L *= 4) {
         const double l = (double)L;
         const double per_token = 4.0 * 384 * 160 + 2.0 * 128 * 256 + 2.0 * 384 * 288 +
                                  2.0 * 384 * 128 + 2.0 * 128 * 128 + 2.0 * l * 128 +
                                  2.0 * l * 256 + 2.0 * 11 * 384;
-        tu_assert_rel(rnnattn_ops.flops(&c, L, L), 3.0 * (per_token * l + 2.0 * 128 * 128),
-                      1e-15);
+        const double ew = (per_token_ew + 39.0 * 128 + 32 + 2.0 * 128) * l +
+                          per_pair_ew * l * l + 4.0 * 128;
+        tu_assert_rel(rnnattn_ops.flops(&c, L, L),
+                      3.0 * (per_token * l + 2.0 * 128 * 128) + ew, 1e-15);
     }
 }
 END_TEST

@@ -581,15 +581,52 @@ START_TEST(test_canonical_sizes)
     /* nn.Transformer(64, 4, 2, 2, 256) + two (11, 64) embeddings + Linear(64, 11), as
      * counted by PyTorch for the twin of tests/pytorch/twin.py */
     ck_assert_uint_eq(m->params.size, 235851);
-    /* bench_torch.py's analytic count: forward matmul FLOPs per (source + target) token,
-     * times 3 for training, times L tokens */
-    for (size_t L = 16; L <= 128; L *= 2) {
+    /* The products are bench_torch.py's analytic count (forward matmul FLOPs per source
+     * and target token, times 3 for training, times L tokens), less the corner of the
+     * decoder's self-attention its row blocks skip (tfm_scores_causal): it scores
+     * `pairs` of the L² per head, 2·2·64 flops each forward. Element-wise, per layer:
+     * encoder self-attention 4 heads · (10·L² + L) (scaling, softmax and backward; 1/sum)
+     * + 4·64·2L (biases) + 64·2L (scaling dQ, dK); decoder self-attention the same with the
+     * mask (11 per pair) over its pairs, dK scaled over `reach` rows; cross-attention as the
+     * encoder's; per position, two (encoder) and three (decoder) layer norms of 25·64 + 7,
+     * two feed-forwards of 4·256 + 2·64 and two residual gradients of 64. Then per
+     * position the two final norms, the embeddings with sinusoids (4·64 each), and per
+     * target the output's bias, the loss and their gradients (9·11 + 5). */
+    static const struct {
+        size_t L;
+        double pairs, reach;
+    } causal[] = {{16, 256, 16}, {32, 1024, 32}, {64, 32 * 32 + 32 * 64, 32 + 64},
+                  {128, 32.0 * (32 + 64 + 96 + 128), 32 + 64 + 96 + 128}};
+    for (size_t k = 0; k < 4; k++) {
+        const double L = (double)causal[k].L, pairs = causal[k].pairs;
         const double enc = 2 * (2 * 64 * 192 + 2 * 64 * 64 + 2 * 2 * 64 * 256 + 4 * L * 64);
         const double dec = 2 * (2 * 64 * 192 + 2 * 64 * 64 + 2 * 64 * 64 * 2 + 2 * 64 * 128 +
                                 2 * 2 * 64 * 256 + 2 * 4 * L * 64);
-        const double ref = 3.0 * (enc + dec + 2 * 64 * 11) * (double)L;
-        tu_assert_rel(tfm_ops.flops(&c, L, L), ref, 1e-15);
+        const double ref = 3.0 * (enc + dec + 2 * 64 * 11) * L;
+        const double skipped = 2 * 3.0 * 4 * 64 * (L * L - pairs);
+        const double attn_full = 4 * (10 * L * L + L) + 4 * 64 * 2 * L + 64 * 2 * L;
+        const double attn_causal =
+            4 * (11 * pairs + L) + 4 * 64 * 2 * L + 64 * (L + causal[k].reach);
+        const double per_position = 5 * (25 * 64 + 7) + 2 * (4 * 256 + 2 * 64) + 2 * 64;
+        const double ew = 2 * (2 * attn_full + attn_causal + per_position * L) +
+                          2 * L * (25 * 64 + 7) + 2 * L * 4 * 64 + L * (9 * 11 + 5);
+        tu_assert_rel(tfm_ops.flops(&c, causal[k].L, causal[k].L), ref - skipped + ew, 1e-15);
     }
+    /* What grows with the square of a length (second differences), per layer: the
+     * encoder's self-attention, 12·64 flops of products and 10 per head element-wise for
+     * each pair; the decoder's, 11 per head with the mask (up to 32 positions, one row
+     * block: every pair); the cross-attention, with Ts·Tt, 12·64 + 10·4 */
+    for (size_t ts = 5; ts <= 30; ts += 25)
+        for (size_t tt = 3; tt <= 30; tt += 27) {
+            const double f = tfm_ops.flops(&c, ts, tt);
+            ck_assert(tfm_ops.flops(&c, ts + 1, tt) - 2 * f + tfm_ops.flops(&c, ts - 1, tt) ==
+                      2 * 2 * (12.0 * 64 + 10 * 4));
+            ck_assert(tfm_ops.flops(&c, ts, tt + 1) - 2 * f + tfm_ops.flops(&c, ts, tt - 1) ==
+                      2 * 2 * (12.0 * 64 + 11 * 4));
+            ck_assert(tfm_ops.flops(&c, ts + 1, tt + 1) - tfm_ops.flops(&c, ts + 1, tt) -
+                          tfm_ops.flops(&c, ts, tt + 1) + f ==
+                      2 * (12.0 * 64 + 10 * 4));
+        }
     /* initialisation: gains 1, attention biases 0, embeddings N(0, 1) */
     gsl_rng *r = tu_rng(151);
     tfm_ops.init(m, r);
@@ -602,6 +639,34 @@ START_TEST(test_canonical_sizes)
     ck_assert(fabs(ss / (11 * 64) - 1.0) < 0.2);
     tfm_ops.free(m);
     gsl_rng_free(r);
+}
+END_TEST
+
+/* The pairs the causal self-attention scores per head, as its row blocks take them
+ * (attention.c: blocks of 32 rows, or of ⌈T/16⌉ beyond 512 positions, each against the
+ * keys its last row may see), and the key rows of dK those blocks write. */
+START_TEST(test_causal_scores)
+{
+    static const struct {
+        size_t T;
+        double pairs, reach;
+    } cases[] = {
+        {1, 1, 1},
+        {16, 256, 16},
+        {32, 1024, 32},
+        {33, 32 * 32 + 1 * 33, 32 + 33},
+        /* 62.5% of the square, the figure attention.c quotes */
+        {128, 0.625 * 128 * 128, 32 + 64 + 96 + 128},
+        /* blocks of 38 rows: 15 whole ones reaching 38, 76, .., 570, then 30 rows to 600 */
+        {600, 38 * 38 * 120 + 30 * 600, 38 * 120 + 600},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const tfm_scores s = tfm_scores_causal(cases[k].T);
+        ck_assert_msg(s.pairs == cases[k].pairs && s.reach == cases[k].reach && s.masked,
+                      "T %zu: pairs %g reach %g", cases[k].T, s.pairs, s.reach);
+    }
+    const tfm_scores full = tfm_scores_full(7, 5);
+    ck_assert(full.pairs == 35 && full.reach == 5 && !full.masked);
 }
 END_TEST
 
@@ -620,6 +685,7 @@ Suite *make_tfm_suite(void)
     tcase_add_test(whole, test_trace);
     tcase_add_test(whole, test_check_and_errors);
     tcase_add_test(whole, test_canonical_sizes);
+    tcase_add_test(whole, test_causal_scores);
     suite_add_tcase(s, whole);
     return s;
 }

@@ -64,6 +64,13 @@ typedef struct row_blocks {
     size_t reach[MAX_BLOCKS]; /* block b uses keys 0 .. reach[b] − 1 */
 } row_blocks;
 
+/* Rows per block of a masked attention over Tq queries. */
+static size_t block_rows(size_t Tq)
+{
+    const size_t longer = (Tq + MAX_BLOCKS - 1) / MAX_BLOCKS;
+    return longer > ROW_BLOCK ? longer : ROW_BLOCK;
+}
+
 static void plan_blocks(row_blocks *rb, const gsl_matrix *M, size_t Tq, size_t Tk)
 {
     if (!M) {
@@ -72,8 +79,7 @@ static void plan_blocks(row_blocks *rb, const gsl_matrix *M, size_t Tq, size_t T
         rb->reach[0] = Tk;
         return;
     }
-    const size_t longer = (Tq + MAX_BLOCKS - 1) / MAX_BLOCKS;
-    rb->rows = longer > ROW_BLOCK ? longer : ROW_BLOCK;
+    rb->rows = block_rows(Tq);
     rb->n = (Tq + rb->rows - 1) / rb->rows;
     for (size_t b = 0; b < rb->n; b++) {
         const size_t r0 = b * rb->rows, r1 = r0 + rb->rows < Tq ? r0 + rb->rows : Tq;
@@ -488,4 +494,32 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, tfm_work *
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, &dQ.matrix, Xq, 1.0, &dWq.matrix);
     op_bias_backward(&dbq.matrix, &dQ.matrix);
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dQ.matrix, &Wq.matrix, 1.0, dXq);
+}
+
+/* ---- the cost ------------------------------------------------------------------------ */
+
+tfm_scores tfm_scores_full(double Nq, double Nk)
+{
+    return (tfm_scores){.pairs = Nq * Nk, .reach = Nk, .masked = 0};
+}
+
+tfm_scores tfm_scores_causal(size_t T)
+{
+    /* plan_blocks on the causal mask: the block of rows r0 .. r1 − 1 reaches keys
+     * 0 .. r1 − 1, those its last row may see */
+    tfm_scores s = {.pairs = 0.0, .reach = 0.0, .masked = 1};
+    const size_t rows = block_rows(T);
+    for (size_t r0 = 0; r0 < T; r0 += rows) {
+        const size_t r1 = r0 + rows < T ? r0 + rows : T;
+        s.pairs += (double)(r1 - r0) * (double)r1;
+        s.reach += (double)r1;
+    }
+    return s;
+}
+
+double tfm_mha_flops(double D, double NH, double Nq, double Nk, tfm_scores s)
+{
+    const double products = 12.0 * D * D * (Nq + Nk) + 12.0 * D * s.pairs;
+    const double per_head = (10.0 + (s.masked ? 1.0 : 0.0)) * s.pairs + Nq;
+    return products + NH * per_head + 4.0 * D * (Nq + Nk) + D * (Nq + s.reach);
 }

@@ -76,3 +76,11 @@ void tfm_embed_backward(gsl_matrix *dE, gsl_matrix *dP, const gsl_matrix *dX,
         }
     }
 }
+
+/* ---- the cost ------------------------------------------------------------------------ */
+
+double tfm_embed_flops(double D, tfm_pos pos)
+{
+    const double forward = pos == TFM_POS_NONE ? D : 2.0 * D;
+    return forward + 2.0 * D + (pos == TFM_POS_LEARNED ? D : 0.0);
+}

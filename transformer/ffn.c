@@ -114,3 +114,9 @@ void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, tfm_work *w, const gsl_matrix
     gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, &dH.matrix, p->w1, 1.0, dX);
 }
 
+/* ---- the cost ------------------------------------------------------------------------ */
+
+double tfm_ffn_flops(double D, double F)
+{
+    return 12.0 * D * F + 4.0 * F + 2.0 * D;
+}

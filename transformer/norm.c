@@ -177,3 +177,10 @@ void tfm_norm_reference_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix 
         }
     }
 }
+
+/* ---- the cost ------------------------------------------------------------------------ */
+
+double tfm_norm_flops(double D)
+{
+    return 25.0 * D + 7.0;
+}

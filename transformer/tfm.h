@@ -213,6 +213,16 @@ void tfm_layernorm_backward(gsl_matrix *dX, tfm_norm *dp, const gsl_matrix *dY,
                             const gsl_matrix *X, const double *mean, const double *rstd,
                             const tfm_norm *p);
 
+/* The analytic FLOPs of tfm_layernorm_forward and tfm_layernorm_backward on one row of
+ * D features (MODEL FLOPS in common/core/model.h):
+ *   forward   Σx (D), /D (1), Σ(x − μ)² (3D), /D, + ε, √, 1/ (4), γ·((x − μ)·r) + β (4D)
+ *                                                                    → 8D + 5
+ *   backward  x̂ again, dx̂ = dy·γ, dγ += dy·x̂, dβ += dy and the two sums Σdx̂, Σdx̂·x̂
+ *             (9D), the two means (2), dx += r·(dx̂ − m1 − x̂·m2) with x̂ again (8D)
+ *                                                                    → 17D + 2
+ * so 25D + 7. */
+double tfm_norm_flops(double D);
+
 /* The plain references of the two above, one sum at a time as the equations read (the
  * kernels add in FM_LANES partial sums): the tests hold the kernels to them, and no other
  * code calls them. Same arguments, shapes and contracts as tfm_layernorm_forward and
@@ -287,6 +297,39 @@ void tfm_mha_backward(gsl_matrix *dXq, gsl_matrix *dXkv, tfm_mha *dp, tfm_work *
                       const gsl_matrix *dY, const gsl_matrix *Xq, const gsl_matrix *Xkv,
                       const tfm_mha_act *a, const tfm_mha *p, size_t B, size_t NH);
 
+/* ---- the cost of attention (MODEL FLOPS in common/core/model.h) ----------------------
+ * What one head of tfm_attention_forward scores, and what tfm_attention_backward scales:
+ * pairs, the (query, key) pairs whose scores are made (every one without a mask; under
+ * the causal mask, those of the row blocks, which skip the masked corner: at T = 128,
+ * 62.5% of T²), and reach, the key rows of dK the blocks write, summed over the blocks
+ * (Nk without a mask). */
+typedef struct tfm_scores {
+    double pairs, reach; /* per head */
+    int masked;          /* the mask is added to the scores */
+} tfm_scores;
+
+/* Every query against every key, no mask: Nq·Nk pairs, reach Nk. */
+tfm_scores tfm_scores_full(double Nq, double Nk);
+/* Self-attention over T positions under the causal mask, as the row blocks of
+ * attention.c take it: T² pairs up to T = 32 (one block), fewer beyond. */
+tfm_scores tfm_scores_causal(size_t T);
+
+/* The analytic FLOPs of tfm_mha_forward and tfm_mha_backward for one sequence: Nq
+ * queries against Nk keys and values, width D in NH heads, scores s:
+ *   products  Q = Xq·W_qᵀ (2Nq·D²), [K|V] = Xkv·[W_k; W_v]ᵀ (4Nk·D²), the output O·W_oᵀ
+ *             (2Nq·D²), the scores Q_j·K_jᵀ and the weighted values P_j·V_j of every
+ *             head (2·pairs·D each); backward twice each        → 12D²·(Nq + Nk) + 12D·pairs
+ *   element-wise, per head and pair: the scaling by 1/√dk (1), the mask (1 when masked),
+ *             the softmax (maximum, subtraction, exp, sum, scaling by 1/sum: 5) and its
+ *             backward (dot product 2, y·(d − dot) 2); per head and query: 1/sum
+ *                                                   → NH·((10 + masked)·pairs + Nq)
+ *   the biases b_q, [b_k, b_v], b_o and their gradients       → 4D·(Nq + Nk)
+ *   the scaling of dQ and dK by 1/√dk                          → D·(Nq + reach)
+ * Without kept weights (tfm_keep_maps: a bound on the batch's weights, so a matter of
+ * the batch) the backward makes them again, one more Q_j·K_jᵀ and the softmax replayed:
+ * not counted here. */
+double tfm_mha_flops(double D, double NH, double Nq, double Nk, tfm_scores s);
+
 /* ---- position-wise feed-forward (§3.3) ---------------------------------------------- */
 
 /* H (N, F) = max(0, X·W_1ᵀ + b_1); Y (N, D) += H·W_2ᵀ + b_2. */
@@ -295,6 +338,13 @@ void tfm_ffn_forward(gsl_matrix *Y, gsl_matrix *H, const gsl_matrix *X, const tf
  * writes the scratch w. */
 void tfm_ffn_backward(gsl_matrix *dX, tfm_ffn *dp, tfm_work *w, const gsl_matrix *dY,
                       const gsl_matrix *X, const gsl_matrix *H, const tfm_ffn *p);
+
+/* The analytic FLOPs of tfm_ffn_forward and tfm_ffn_backward on one row (position)
+ * (MODEL FLOPS in common/core/model.h):
+ *   products  X·W_1ᵀ and H·W_2ᵀ (2DF each), backward twice each    → 12DF
+ *   element-wise  b_1 and the ReLU (2F), b_2 (D); backward db_2 (D), the ReLU's mask and
+ *             db_1 (2F)                                              → 4F + 2D */
+double tfm_ffn_flops(double D, double F);
 
 /* ---- layers (§3.1) ------------------------------------------------------------------ */
 
@@ -441,6 +491,11 @@ void tfm_embed_forward(gsl_matrix *X, const int *ids, const gsl_matrix *E,
  * (positions not learned), dP (Lmax, D) += dX rows by position, from dX (n, D). */
 void tfm_embed_backward(gsl_matrix *dE, gsl_matrix *dP, const gsl_matrix *dX,
                         const int *ids, double s, size_t T);
+
+/* The analytic FLOPs of tfm_embed_forward and tfm_embed_backward on one token of D
+ * features (MODEL FLOPS in common/core/model.h): s·E[id] + PE (2D; D with no positions),
+ * dE += s·dx (2D), dP += dx (D, learned positions only). */
+double tfm_embed_flops(double D, tfm_pos pos);
 
 /* Carves the views of m's state at the sizes of a batch (B, Ts, Tt), keeping every
  * attention weight when they are small enough (tfm_keep_maps) or when maps asks for them

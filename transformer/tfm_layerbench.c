@@ -117,24 +117,16 @@ static void backward(layerbench_layer *ll, gsl_matrix *dX, const gsl_matrix *dY)
     tfm_mha_backward(dX, dX, &l->g, &l->work, dY, l->X, l->X, &l->act, &l->w, 1, l->NH);
 }
 
-/* One sequence of n positions at D = d in NH heads of width dk (counted from
- * attention.c and common/core/tensor.c's softmax):
- *   products  forward: [Q|K|V] = X·W_inᵀ (6nd²), the scores Q_j·K_jᵀ and P_j·V_j of every
- *             head (2·2n²d), the output O·W_oᵀ (2nd²); backward: dW_o and dO (4nd²), dP
- *             and dV (4n²d), dQ and dK (4n²d), dW_in and dX (12nd²)
- *             → 24nd² + 12n²d
- *   element-wise: forward, per head and score: the scaling by 1/√dk (1) and the softmax
- *             (maximum, subtraction, exp, sum, scaling by 1/sum: 5), and 1/sum per row;
- *             backward, per head and score: the softmax's backward (dot product 2,
- *             y·(d − dot) 2) → NH·(10n² + n); the biases b_in, b_out and their gradients
- *             (8nd) and the scaling of dQ and dK (2nd) → 10nd
- *   weights not kept (tfm_keep_maps): the backward makes every head's again, one more
- *             Q_j·K_jᵀ (2n²d in all) and scaling, subtraction, exp, scaling per score
- *             (4·NH·n²). */
+/* One sequence of n positions at D = d in NH heads: the model's count of one attention
+ * (tfm_mha_flops in tfm.h, written out there) with every pair scored and no mask,
+ *     24nd² + 12n²d + NH·(10n² + n) + 10nd,
+ * and, when the weights are not kept (tfm_keep_maps), what the backward does to make
+ * them again: one more Q_j·K_jᵀ (2n²d in all) and the scaling, subtraction, exp and
+ * scaling of every score (4·NH·n²). */
 static double flops(size_t d, double n)
 {
     const double D = (double)d, NH = (double)heads_of(d);
-    double f = 24.0 * n * D * D + 12.0 * n * n * D + NH * (10.0 * n * n + n) + 10.0 * n * D;
+    double f = tfm_mha_flops(D, NH, n, n, tfm_scores_full(n, n));
     if (!keeps((size_t)ceil(n), heads_of(d)))
         f += 2.0 * n * n * D + 4.0 * NH * n * n;
     return f;

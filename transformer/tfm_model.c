@@ -419,21 +419,41 @@ static void tfm_init(model *mm, gsl_rng *r)
     linear_init(m->w.out_w, m->w.out_b, r); /* nn.Linear(D, V) */
 }
 
+/* Per sequence, by the conventions of MODEL FLOPS (common/core/model.h), from the count
+ * of each piece, written out beside it in tfm.h:
+ *   per encoder layer: self-attention over the S source positions, every pair
+ *             (tfm_mha_flops, tfm_scores_full), and per position two layer norms
+ *             (tfm_norm_flops), the feed-forward (tfm_ffn_flops) and the residual's
+ *             gradient added into the layer's input gradient (D; the forward's residual
+ *             is the beta = 1 of the sublayer's last product, which counts nothing);
+ *   per decoder layer: self-attention over the T target positions under the causal
+ *             mask (tfm_scores_causal: the pairs its row blocks score), cross-attention
+ *             of T queries over S memory rows (every pair), and per position three layer
+ *             norms, the feed-forward and the residual's gradient (D);
+ *   the two final norms (S + T rows); the embeddings with their positions, S + T tokens
+ *             (tfm_embed_flops); the output layer and the loss per target position
+ *             (model_output_flops).
+ * In all, with norm = tfm_norm_flops(D) and ffn = tfm_ffn_flops(D, F):
+ *   L·( mha(S, S, every pair) + S·(2·norm + ffn + D)
+ *     + mha(T, T, causal) + mha(T, S, every pair) + T·(3·norm + ffn + D) )
+ *   + (S + T)·(norm + tfm_embed_flops(D, pos)) + T·model_output_flops(D, V)
+ * 0 for positions check() rejects. */
 static double tfm_flops(const config *c, size_t Ts, size_t Tt)
 {
-    const double D = (double)c->d_model, F = (double)c->d_ff, V = (double)config_vocab(c);
-    const double S = (double)Ts, T = (double)Tt, L = (double)c->layers;
-    /* 2 flops per multiply-add. Per encoder layer: Q, K, V and output projections
-     * (2·S·D·4D), scores and weighted values (2·2·S·S·D over all heads), two FFN GEMMs. */
-    const double enc = 2 * S * D * 4 * D + 4 * S * S * D + 4 * S * D * F;
-    /* Per decoder layer: self-attention as above on T positions (the mask is applied after
-     * the full T·T scores are computed); cross-attention with Q and output on T rows, K and
-     * V on the S memory rows, T·S scores; the FFN. */
-    const double dec = (2 * T * D * 4 * D + 4 * T * T * D) +
-                       (2 * T * D * 2 * D + 2 * S * D * 2 * D + 4 * T * S * D) + 4 * T * D * F;
-    const double out = 2 * T * D * V;
-    /* backward: every product C = A·B needs dA = dC·Bᵀ and dB = Aᵀ·dC, twice the forward */
-    return 3.0 * (L * (enc + dec) + out);
+    tfm_pos pos;
+    if (parse_pos(c->pos, &pos) != 0)
+        return 0.0;
+    const double D = (double)c->d_model, F = (double)c->d_ff, NH = (double)c->heads;
+    const double V = (double)config_vocab(c), L = (double)c->layers;
+    const double S = (double)Ts, T = (double)Tt;
+    const double norm = tfm_norm_flops(D), ffn = tfm_ffn_flops(D, F);
+    const double enc = tfm_mha_flops(D, NH, S, S, tfm_scores_full(S, S)) +
+                       S * (2.0 * norm + ffn + D);
+    const double dec = tfm_mha_flops(D, NH, T, T, tfm_scores_causal(Tt)) +
+                       tfm_mha_flops(D, NH, T, S, tfm_scores_full(T, S)) +
+                       T * (3.0 * norm + ffn + D);
+    return L * (enc + dec) + (S + T) * (norm + tfm_embed_flops(D, pos)) +
+           T * model_output_flops(D, V);
 }
 
 /* The size of the arena c implies: the same walk as alloc's (visit_params), counted on a

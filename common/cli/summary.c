@@ -242,7 +242,9 @@ static int write_bleu(FILE *f, const void *p)
 }
 
 /* cost.tsv: per model and measured length, the medians over seeds (timings are noisy;
- * one slow run does not move a median). */
+ * one slow run does not move a median). The FLOPs are counted again from each run's
+ * configuration (summary_flops), so that runs made by an older program are reported
+ * with this program's count; a file task's, which needs the file, are the run's own. */
 static int write_cost(FILE *f, const void *p)
 {
     const summary_ctx *c = p;
@@ -256,7 +258,8 @@ static int write_cost(FILE *f, const void *p)
                 const rundir_cost *r = rundir_cost_at(g->runs[i], g->cost_lens[k]);
                 if (r) {
                     tr[cnt] = r->train_ms;
-                    fl[cnt] = r->flops;
+                    const double now = summary_flops(g->runs[i], g->cost_lens[k]);
+                    fl[cnt] = isnan(now) ? r->flops : now;
                     de[cnt] = r->decode_ms;
                     cnt++;
                 }

@@ -9,12 +9,14 @@
  */
 #include "summary_group.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/config.h"
 #include "../core/model.h"
+#include "../core/task.h"
 #include "rundir.h"
 
 /* Settings that do not change what a run computes, or that tell seeds apart. */
@@ -122,4 +124,13 @@ int summary_add_run(summary_ctx *c, rundir *r)
     }
     g->runs[g->n++] = r;
     return 0;
+}
+
+double summary_flops(const rundir *r, size_t Ts)
+{
+    const task *t = task_lookup(r->cfg.task);
+    const model_ops *ops = model_lookup(r->cfg.model);
+    if (!t || !ops || !ops->flops)
+        return NAN;
+    return ops->flops(&r->cfg, Ts, task_target_len(t, Ts));
 }

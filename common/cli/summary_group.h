@@ -151,6 +151,12 @@ int summary_same_model(const summary_ctx *c, size_t a, size_t b);
  * sweep. */
 size_t summary_setups(const summary_ctx *c, size_t m);
 
+/* The analytic FLOPs of one training step on one sequence of source length Ts, from run
+ * r's configuration (its model's flops at the task's target length): the count of the
+ * program reading the run, whichever program made it. NAN for a file task (its target
+ * lengths are the file's) or a model this program does not know. */
+double summary_flops(const rundir *r, size_t Ts);
+
 /* ---- the tables of training (summary_train.c) ----------------------------------------- */
 
 /* curves.tsv: per group and logged step, training loss and teacher-forced accuracy and

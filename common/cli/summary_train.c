@@ -29,9 +29,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../core/model.h"
 #include "summary_group.h"
-#include "../core/task.h"
 
 /* Writes x as a table cell: "%.6g", or "nan" when no seed had it (gnuplot skips it). */
 static void cell(FILE *f, double x) { fprintf(f, isnan(x) ? "\tnan" : "\t%.6g", x); }
@@ -310,13 +308,9 @@ static const struct {
 static double flops_per_step(const rundir *r)
 {
     const config *c = &r->cfg;
-    const task *t = task_lookup(c->task);
-    const model_ops *ops = model_lookup(c->model);
-    if (!t || !ops || !ops->flops)
-        return NAN;
     double sum = 0;
     for (size_t L = c->train_min; L <= c->train_max; L++)
-        sum += ops->flops(c, L, task_target_len(t, L));
+        sum += summary_flops(r, L);
     return (double)c->batch * sum / (double)(c->train_max - c->train_min + 1);
 }
 

@@ -12,11 +12,13 @@
  * layerbench_registry, beside the model registry.
  *
  * Conventions of the counts (docs/performance.md, *One layer*):
- *   FLOPs     2 per multiply-add of a matrix product; 1 per addition, multiplication,
- *             division or comparison of the element-wise work; 1 per evaluation of exp,
- *             tanh or σ. The element-wise work is counted as the code does it: biases,
- *             gates, the attention's scaling by 1/√dk, its softmax (maximum, subtraction,
- *             exp, sum, scaling by 1/sum) and the softmax's backward.
+ *   FLOPs     those of a whole model (MODEL FLOPS in model.h): 2 per multiply-add of a
+ *             matrix product; 1 per addition, multiplication, division or comparison of
+ *             the element-wise work; 1 per evaluation of exp, tanh or σ. The element-wise
+ *             work is counted as the code does it: biases, gates, the attention's scaling
+ *             by 1/√dk, its softmax (maximum, subtraction, exp, sum, scaling by 1/sum) and
+ *             the softmax's backward. A layer's formula is a function of its model's
+ *             folder that the model's own count calls too, so the two cannot part.
  *   sequential operations  the length of the longest chain of matrix products that wait
  *             for one another in forward + backward (products that could run at the same
  *             time count once; element-wise work between them counts nothing).

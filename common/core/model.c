@@ -144,6 +144,11 @@ double model_close_forward(const gsl_matrix *logits, const int *tgt, gsl_matrix 
     return loss;
 }
 
+double model_output_flops(double in, double V)
+{
+    return 6.0 * in * V + 9.0 * V + 5.0;
+}
+
 void model_uniform(gsl_matrix *x, double k, const gsl_rng *r)
 {
     op_uniform(x->data, x->size1 * x->size2, k, r);

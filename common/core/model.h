@@ -136,7 +136,7 @@ typedef struct model_ops {
      * before it would allocate a model whose size an untrusted file decides. */
     size_t (*n_params)(const config *c);
     /* Analytic floating-point operations of one training step (forward and backward) for
-     * one sequence of lengths Ts, Tt: 2 per multiply-add of every product. */
+     * one sequence of lengths Ts, Tt, counted by the conventions below (MODEL FLOPS). */
     double (*flops)(const config *c, size_t Ts, size_t Tt);
     /* Sets in c the sizes of a gradient check: small, and all different from each other
      * (a transposed index cannot hide behind equal sides), every other setting as
@@ -248,6 +248,27 @@ int model_open_backward(const char *who, int has_forward, model_sizes last, size
 double model_close_forward(const gsl_matrix *logits, const int *tgt, gsl_matrix *dlogits,
                            int *pred_tm, int *pred, model_sizes call, model_sizes *last,
                            int *has_forward);
+
+/* MODEL FLOPS. The conventions of every analytic count (model_ops.flops, and the one
+ * layer of layerbench.h): 2 per multiply-add of a matrix product (its accumulation into
+ * an output that already holds a sum, beta = 1, counts nothing more); 1 per addition,
+ * subtraction, multiplication, division or comparison of the element-wise work; 1 per
+ * evaluation of exp, log, sqrt, tanh or σ; a sum or a maximum over n terms counts n. The
+ * element-wise work is counted as the passes do it: biases, gates, the attention's
+ * scores, scalings, masks and softmaxes and their backward, layer norms, ReLUs, the
+ * loss. A backward product is counted as two products of its forward's size (the
+ * input's gradient and the weight's), so the products of a step are 3× the forward's.
+ * Left out: the work of a batch that is not the work of its sequences (the optimizer,
+ * the mean of the loss, a table of V rows shared by the batch), and copies and zeroing. */
+
+/* The output layer of one target position, forward and backward: logits = x·Wᵀ + b over
+ * V classes from x of `in` features, and the cross-entropy of op_cross_entropy (tensor.h)
+ * with its gradient:
+ *   products  x·Wᵀ, dx = dz·W, dW += dzᵀ·x                          → 6·in·V
+ *   element-wise  the bias and its gradient (2V); the loss: maximum (V − 1), z − max,
+ *             exp and sum (3V), log and + max (2), lse − z_target into the total (2);
+ *             its gradient: exp(z − lse)/N (3V), − 1/N at the target (2)  → 9V + 5 */
+double model_output_flops(double in, double V);
 
 /* Fills the (rows, cols) matrix x, row by row, with draws from U(−k, k) (op_uniform): the
  * initialisation of PyTorch's recurrent and linear layers. x must be contiguous (an arena
