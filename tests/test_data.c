@@ -488,6 +488,9 @@ START_TEST(each_model_trains_on_a_file_and_shows_its_words)
             (const char *const[]){"eval", "--checkpoint", file, "--input", "-", NULL});
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.out, "source:    a b c\n"), "%s", r.out);
+    /* "q q" is no source of the file: its target is unknown, and the line says why */
+    ck_assert_msg(strstr(r.out, "source:    q q\n  target:    (none: no example of file:"),
+                  "%s", r.out);
     cli_run(&r, NULL, (const char *const[]){"eval", "--checkpoint", file, NULL});
     ck_assert_msg(r.status == 0, "%s", r.err);
     /* the file changed: refused, the same for a missing one */
@@ -503,6 +506,49 @@ START_TEST(each_model_trains_on_a_file_and_shows_its_words)
     cli_run(&r, NULL, (const char *const[]){"eval", "--checkpoint", file, NULL});
     ck_assert_int_eq(r.status, 1);
     ck_assert_msg(strstr(r.err, "cannot read "), "%s", r.err);
+    cli_remove(dir);
+}
+END_TEST
+
+/* train says, before its final evaluation, what it decodes: for a file, the test set's
+ * own examples at each source length, as many as eval.tsv then counts (not the samples
+ * of a generated task, which a file task does not use). */
+START_TEST(train_names_the_test_examples_it_evaluates)
+{
+    char path[256], task_arg[300], dir[300], file[400], text[4096], want[128];
+    char *data = letters_text(120, 0);
+    write_file(path, sizeof path, "plan.tsv", data);
+    free(data);
+    snprintf(task_arg, sizeof task_arg, "file:%s", path);
+    snprintf(dir, sizeof dir, "%s/run-plan", tmpdir());
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"train", "--model", "lstm", "--task", task_arg,
+                                            "--hidden", "8", "--embed", "4", "--steps", "2",
+                                            "--log-every", "1", "--samples", "7", "--out",
+                                            dir, NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(!strstr(r.err, "x 7 sequences"), "%s", r.err);
+    snprintf(file, sizeof file, "%s/eval.tsv", dir);
+    cli_slurp(file, text, sizeof text);
+    size_t rows = 0, total = 0, len, count;
+    for (const char *p = strchr(text, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+        ck_assert_int_eq(sscanf(strchr(p, '\t'), "\t%zu\t%zu", &len, &count), 2);
+        snprintf(want, sizeof want, rows ? ", %zu of length %zu" : ": %zu of source length %zu",
+                 count, len);
+        ck_assert_msg(strstr(r.err, want), "no '%s' in: %s", want, r.err);
+        total += count;
+        rows++;
+    }
+    ck_assert_uint_ge(rows, 2);
+    snprintf(want, sizeof want, "evaluating the %zu test examples: ", total);
+    ck_assert_msg(strstr(r.err, want), "no '%s' in: %s", want, r.err);
+    /* a generated task: lengths times samples, as asked */
+    cli_run(&r, NULL, (const char *const[]){"train", "--model", "lstm", "--hidden", "8",
+                                            "--embed", "4", "--steps", "2", "--train-len",
+                                            "3:5", "--eval-lengths", "4,6", "--samples", "7",
+                                            "--out", dir, "--force", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "evaluating 2 lengths x 7 sequences\n"), "%s", r.err);
     cli_remove(dir);
 }
 END_TEST
@@ -605,6 +651,7 @@ Suite *make_data_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, each_model_trains_on_a_file_and_shows_its_words, 0, 3);
     tcase_add_test(tc, a_stopped_run_resumes_only_on_its_own_file);
+    tcase_add_test(tc, train_names_the_test_examples_it_evaluates);
     tcase_add_test(tc, bad_files_and_disagreeing_flags_are_usage_errors);
     suite_add_tcase(s, tc);
     return s;

@@ -18,8 +18,9 @@
  * Then every results/labs/... file a handout names (figures, tables, checkpoints) must
  * exist: the handouts may only point at files their own commands produce. Every
  * repository path and relative link in docs/README.md, docs/conventions.md and the labs
- * must exist, every `function()` cited in docs/README.md must be defined in the sources,
- * and the Chinese handouts must hold exactly the commands of the English ones.
+ * must exist, every example a handout shows as a line of a data file must be one, every
+ * `function()` cited in docs/README.md must be defined in the sources, and the Chinese
+ * handouts must hold exactly the commands of the English ones.
  *
  * Runs the built program (the path in $ATTNLAB, default build/attnlab) from the top of
  * the source tree, like the other suites. */
@@ -192,6 +193,47 @@ START_TEST(translations_and_keys_match)
         handout_free(&cn);
     }
     ck_assert_msg(n_zh == n_en, "%zu Chinese handouts for %zu English ones", n_zh, n_en);
+}
+END_TEST
+
+/* Every example a handout shows as a line of a data file (a line with a tab in a ```text
+ * block) is a whole line of one of the .tsv files of docs/labs/data: a student who looks
+ * it up, or gives its source to `eval --input`, finds it there. */
+START_TEST(shown_examples_are_lines_of_the_data)
+{
+    static char data[8][PATH_LEN];
+    const size_t nd = ho_find_files("docs/labs/data/*.tsv", data, 8);
+    ck_assert_uint_ge(nd, 1);
+    char *all = NULL; /* every data line, each between newlines */
+    ho_append_line(&all, "");
+    for (size_t i = 0; i < nd; i++) {
+        char *t = ho_read_file(data[i]);
+        ck_assert_ptr_nonnull(t);
+        ho_append_line(&all, t);
+        free(t);
+    }
+    for (int zh = 0; zh < 2; zh++)
+        for (size_t f = 0; f < (zh ? n_zh : n_en); f++) {
+            const char *path = zh ? labs_zh[f] : labs_en[f];
+            char *text = ho_read_file(path);
+            ck_assert_ptr_nonnull(text);
+            int in_text = 0, lineno = 0;
+            for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                lineno++; /* of the non-empty lines: enough to find it */
+                if (strncmp(line, "```", 3) == 0) {
+                    in_text = !in_text && strcmp(line, "```text") == 0;
+                    continue;
+                }
+                if (!in_text || !strchr(line, '\t'))
+                    continue;
+                char whole[LINE_LEN + 2];
+                snprintf(whole, sizeof whole, "\n%s\n", line);
+                ck_assert_msg(strstr(all, whole), "%s (non-empty line %d): '%s' is shown as "
+                              "an example but no data file holds it", path, lineno, line);
+            }
+            free(text);
+        }
+    free(all);
 }
 END_TEST
 
@@ -507,6 +549,7 @@ Suite *make_docs_suite(void)
     tcase_add_test(tc, translations_and_keys_match);
     tcase_add_test(tc, named_paths_exist);
     tcase_add_test(tc, cited_functions_exist);
+    tcase_add_test(tc, shown_examples_are_lines_of_the_data);
     suite_add_tcase(s, tc);
     tc = tcase_create("handouts");
     tcase_set_tags(tc, "slow");

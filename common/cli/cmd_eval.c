@@ -163,7 +163,8 @@ static int eval_input(model *m, const char *file)
         printf("line %zu\n  source:    ", lineno);
         cmd_print_tokens(stdout, t, V, b.src, Ts);
         if (!known) {
-            printf("\n  target:    (not in %s)\n  predicted: ", t->name);
+            printf("\n  target:    (none: no example of %s has this source)\n"
+                   "  predicted: ", t->name);
             cmd_print_tokens(stdout, t, V, pred, b.Tt);
             printf("\n");
             continue;

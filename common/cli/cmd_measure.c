@@ -65,6 +65,33 @@ int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl)
     return rc;
 }
 
+void cmd_evaluation_plan(const task *t, const size_t *lens, size_t nl, size_t samples,
+                         char *buf, size_t n)
+{
+    if (!t || !t->data) {
+        snprintf(buf, n, "%zu lengths x %zu sequences", nl, samples);
+        return;
+    }
+    /* a file task decodes each test example once: the counts are the set's, per length */
+    enum { SHOWN = 6 }; /* lengths named one by one; the others summed */
+    size_t count[SHOWN], total = 0, rest = 0;
+    for (size_t k = 0; k < nl; k++) {
+        const size_t c = dataset_within(t->data, DATASET_TEST, lens[k], lens[k]).count;
+        total += c;
+        if (k < SHOWN)
+            count[k] = c;
+        else
+            rest += c;
+    }
+    size_t at = (size_t)snprintf(buf, n, "the %zu test example%s: ", total,
+                                 total == 1 ? "" : "s");
+    for (size_t k = 0; k < nl && k < SHOWN && at < n; k++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%zu of %slength %zu", k ? ", " : "",
+                               count[k], k ? "" : "source ", lens[k]);
+    if (nl > SHOWN && at < n)
+        snprintf(buf + at, n - at, ", %zu at %zu other lengths", rest, nl - SHOWN);
+}
+
 /* ---- the evaluation (eval, and train at its end) ------------------------------------------ */
 
 typedef struct eval_out {

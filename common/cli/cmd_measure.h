@@ -39,6 +39,14 @@ int cmd_alignment(model *m, const size_t *lens, size_t nl, size_t samples,
  * ARGS_MAX_LENGTHS). Returns 0, or prints and returns the usage status. */
 int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl);
 
+/* What the final evaluation decodes, as one phrase into buf (n bytes): for a generated
+ * task "2 lengths x 256 sequences" (nl lengths, samples sequences at each); for a file
+ * task t, the examples of its test set at each of the nl source lengths lens, as many as
+ * there are ("the 300 test examples: 203 of source length 3, 97 of length 4"). t may be
+ * NULL (a generated task). */
+void cmd_evaluation_plan(const task *t, const size_t *lens, size_t nl, size_t samples,
+                         char *buf, size_t n);
+
 /* Decodes src (Ts symbols) with m, then writes every matrix the model traces as
  * dir/NAME.tsv, printing the example and each matrix as a table when print is set.
  * Returns the exit status (the error printed). */

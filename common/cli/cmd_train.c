@@ -336,10 +336,10 @@ static int stopped_in_evaluation(const train_job *j)
 /* Writes what a finished training leaves, in order: the log, model.ckpt, build.tsv, the
  * trace, the cost, then the evaluation (eval.tsv last). Returns the exit status. A stop
  * signal ends the evaluation (stopped_in_evaluation); the files before it are always
- * written whole. */
+ * written whole. plan says what the evaluation will decode (cmd_evaluation_plan). */
 static int finish_run(const train_job *j, model *m, rng_streams *r,
-                      const trainfiles_log *log,
-                      const train_summary *ts, const train_best *best)
+                      const trainfiles_log *log, const train_summary *ts,
+                      const train_best *best, const char *plan)
 {
     char path[AFILE_PATH_MAX], err[ARGS_ERR_MAX];
     int rc;
@@ -370,8 +370,7 @@ static int finish_run(const train_job *j, model *m, rng_streams *r,
     if (j->ncost && (rc = cmd_measure_cost(m, j->cost_lens, j->ncost, r->s[RNG_EVAL], j->dir)))
         return rc;
     if (!j->quiet)
-        fprintf(stderr, "trained in %.1f s; evaluating %zu lengths x %zu sequences\n",
-                ts->seconds, j->nl, j->samples);
+        fprintf(stderr, "trained in %.1f s; evaluating %s\n", ts->seconds, plan);
     /* eval.tsv is written last: its presence marks a finished run (compare resumes on it) */
     rc = cmd_evaluate(m, j->lens, j->nl, j->samples, j->c.seed, j->dir, !j->quiet);
     if (cmd_stop_signal && rc == cmd_stopped_status())
@@ -431,6 +430,8 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
     int rc, tr = t ? train_run(m, t, c, r, o, first, log.f, progress, &hooks, &best, &ts, err,
                                sizeof err)
                    : TRAIN_FAILED;
+    char plan[256]; /* what the final evaluation decodes, said before it starts */
+    cmd_evaluation_plan(t, j->lens, j->nl, j->samples, plan, sizeof plan);
     task_close(t);
     if (tr == TRAIN_STOPPED) {
         /* save where we are, so --resume continues exactly from here */
@@ -470,7 +471,7 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         else
             rc = args_run_error("%s; no log or checkpoint could be kept in %s", err, j->dir);
     } else {
-        rc = finish_run(j, m, r, &log, &ts, &best);
+        rc = finish_run(j, m, r, &log, &ts, &best, plan);
     }
     fclose(log.f);
     free(log.buf);
