@@ -106,12 +106,16 @@ do for [fmt in formats] {
         array nt[2]
         array nf[2]
         do for [r = 1:2] {
+            undefine STATS_*
             stats cross using (strcol("recurrent") eq layer(r) && column("d") == w && \
                                column("threads") == 1 ? column("n_time") : NaN) nooutput
-            nt[r] = STATS_records > 0 && STATS_max == STATS_max ? STATS_max : NaN
+            nt[r] = NaN
+            if (exists("STATS_max")) { if (STATS_max == STATS_max) { nt[r] = STATS_max } }
+            undefine STATS_*
             stats cross using (strcol("recurrent") eq layer(r) && column("d") == w && \
                                column("threads") == 1 ? column("n_flops") : NaN) nooutput
-            nf[r] = STATS_records > 0 && STATS_max == STATS_max ? STATS_max : NaN
+            nf[r] = NaN
+            if (exists("STATS_max")) { if (STATS_max == STATS_max) { nf[r] = STATS_max } }
         }
 
         # ---- row 1: measured time ---------------------------------------------------
