@@ -378,6 +378,13 @@ static void fill(char *out, size_t n, const char *pattern, const char *arg)
     snprintf(out, n, "%.*s%s%s", (int)(at - pattern), pattern, arg, at + 2);
 }
 
+/* The space between two phrases of the page: one after an English full stop, none after
+ * a Chinese one (a full-width stop or colon carries its own space). */
+static const char *gap_after(const char *stop)
+{
+    return (unsigned char)stop[0] >= 0x80 ? "" : " ";
+}
+
 /* ---- writing Markdown --------------------------------------------------------------------- */
 
 static void md_lines(const block *b)
@@ -415,11 +422,15 @@ static void write_md(const lab *l, const sheet *s, const char *handout)
            edit_there);
     printf("# %s\n\n", title);
     printf("%s\n\n", word(s, "student"));
-    const char *stop = word(s, "sentence_end");
-    printf("*%s%s* %s [%s](%s)%s %s [%s](../%s)%s\n\n", l->time, stop, word(s, "print"),
-           html, html, stop, word(s, "reading"), base, base, stop);
-    printf("**%s** %s%s **%s** %s%s\n\n", word(s, "page"), l->page, stop, word(s, "cmdline"),
-           l->cmdline, stop);
+    const char *stop = word(s, "sentence_end"), *gap = gap_after(stop);
+    printf("*%s*%s%s%s%s[%s](%s)%s%s%s%s[%s](../%s)%s\n\n", l->time, stop, gap,
+           word(s, "print"), gap, html, html, stop, gap, word(s, "reading"), gap, base, base,
+           stop);
+    /* the stop and the colon outside the italics and the bold: CommonMark does not close
+     * them right after a full-width stop or colon that a letter follows */
+    const char *colon = word(s, "colon");
+    printf("**%s**%s%s%s%s%s**%s**%s%s%s%s\n\n", word(s, "page"), colon, gap, l->page, stop,
+           gap, word(s, "cmdline"), colon, gap, l->cmdline, stop);
     if (l->npredict) {
         printf("## %s\n\n", word(s, "predict"));
         for (size_t k = 0; k < l->npredict; k++) {
@@ -586,18 +597,20 @@ static void write_html(const lab *l, const sheet *s, const char *handout)
     html_inline(title);
     fputs("</h1>\n<p class=\"student\">", stdout);
     html_inline(word(s, "student"));
-    const char *stop = word(s, "sentence_end");
+    const char *stop = word(s, "sentence_end"), *gap = gap_after(stop);
     fputs("</p>\n<p class=\"note\"><i>", stdout);
     html_inline(l->time);
     html_inline(stop);
-    fputs("</i> <b>", stdout);
+    printf("</i>%s<b>", gap);
     html_inline(word(s, "page"));
-    fputs("</b> ", stdout);
+    html_inline(word(s, "colon"));
+    printf("</b>%s", gap);
     html_inline(l->page);
     html_inline(stop);
-    fputs(" <b>", stdout);
+    printf("%s<b>", gap);
     html_inline(word(s, "cmdline"));
-    fputs("</b> ", stdout);
+    html_inline(word(s, "colon"));
+    printf("</b>%s", gap);
     html_inline(l->cmdline);
     html_inline(stop);
     fputs("</p>\n", stdout);
