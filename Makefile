@@ -159,10 +159,11 @@ $(TRANSLATE_DATA): $(TRANSLATE_GEN)
 	$(TRANSLATE_GEN) > $@.tmp
 	mv $@.tmp $@
 
-# Build the writer of the printable worksheets (docs/labs/worksheets/worksheet.c).
-$(WORKSHEET): docs/labs/worksheets/worksheet.c
+# Build the writer of the printable worksheets (docs/labs/worksheets/worksheet*.c).
+$(WORKSHEET): docs/labs/worksheets/worksheet.c docs/labs/worksheets/worksheet_write.c \
+              docs/labs/worksheets/worksheet.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -o $@ $<
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -o $@ $(filter %.c,$^)
 
 # Write the printable worksheets again, one A4 page per lab and language, from the lab
 # handouts (their commands and questions), worksheets/sheet.txt (the results tables) and

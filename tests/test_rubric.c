@@ -33,11 +33,11 @@
 
 /* The words of a key in one language. */
 typedef struct tongue {
-    const char *dir, *handouts;            /* keys folder, handout glob */
-    const char *questions, *predict;       /* section headings */
-    const char *block, *total;             /* "**Marking: ", "**Total: " */
-    const char *line_unit, *accept;        /* the unit after a line's number, "accept if" */
-    const char *mean_sd;                   /* how the key names the report's spread */
+    const char *dir, *handouts;      /* keys folder, handout glob */
+    const char *questions, *predict; /* section headings */
+    const char *block, *total;       /* "**Marking: ", "**Total: " */
+    const char *line_unit, *accept;  /* the unit after a line's number, "accept if" */
+    const char *mean_sd;             /* how the key names the report's spread */
 } tongue;
 
 static const tongue tongues[] = {
@@ -143,9 +143,11 @@ static size_t read_key(const char *path, const tongue *t, mblock *b, int *total,
         const int indent = (int)(s - line);
         /* where we are: -1 elsewhere, 0 the predictions, 100 + n the answer n */
         if (strncmp(line, "## ", 3) == 0)
-            section = strcmp(line, t->predict) == 0 ? 0 : strcmp(line, t->questions) == 0 ? 100
-                                                                                        : -1;
-        if (section >= 100 && line[0] >= '1' && line[0] <= '9' && strncmp(line + 1, ". ", 2) == 0)
+            section = strcmp(line, t->predict) == 0     ? 0
+                      : strcmp(line, t->questions) == 0 ? 100
+                                                        : -1;
+        if (section >= 100 && line[0] >= '1' && line[0] <= '9' &&
+            strncmp(line + 1, ". ", 2) == 0)
             section = 100 + (line[0] - '0');
         const char *tot = strstr(line, t->total);
         if (tot) {
@@ -153,8 +155,10 @@ static size_t read_key(const char *path, const tongue *t, mblock *b, int *total,
             *total = atoi(tot + strlen(t->total));
         }
         if (strncmp(s, t->block, strlen(t->block)) == 0) {
-            ck_assert_msg(section == 0 || section > 100, "%s:%d: a marking block outside the "
-                          "predictions and the answers", path, lineno);
+            ck_assert_msg(section == 0 || section > 100,
+                          "%s:%d: a marking block outside the "
+                          "predictions and the answers",
+                          path, lineno);
             ck_assert_int_lt(nb, MAX_BLOCKS);
             b[nb++] = (mblock){atoi(s + strlen(t->block)), 0, 0, lineno,
                                section == 0 ? 0 : section - 100};
@@ -216,13 +220,16 @@ START_TEST(key_can_be_marked)
         nb[lang] = read_key(key, t, b, &total, &answers, &lines);
 
         /* one block for the predictions, one for each answer, in order */
-        ck_assert_msg(nb[lang] == (size_t)nq + 1, "%s: %zu marking blocks for the predictions "
-                      "and %d questions (%s)", key, nb[lang], nq, hpath);
+        ck_assert_msg(nb[lang] == (size_t)nq + 1,
+                      "%s: %zu marking blocks for the predictions "
+                      "and %d questions (%s)",
+                      key, nb[lang], nq, hpath);
         int sum = 0;
         for (size_t k = 0; k < nb[lang]; k++) {
-            ck_assert_msg(b[k].section == (int)k, "%s:%d: the marking block of %s %d is not "
-                          "where it belongs", key, b[k].line, k ? "answer" : "the predictions",
-                          (int)k);
+            ck_assert_msg(b[k].section == (int)k,
+                          "%s:%d: the marking block of %s %d is not "
+                          "where it belongs",
+                          key, b[k].line, k ? "answer" : "the predictions", (int)k);
             ck_assert_msg(b[k].points > 0 && b[k].lines > 0 && b[k].sum == b[k].points,
                           "%s:%d: a block of %d points whose %d lines add up to %d", key,
                           b[k].line, b[k].points, b[k].lines, b[k].sum);
@@ -244,14 +251,18 @@ START_TEST(key_can_be_marked)
             int range, named = 0;
             while (next_token(l, &at, tok, sizeof tok, &range)) {
                 const int quoted = strstr(answers, tok) != NULL;
-                ck_assert_msg(!range || quoted, "%s: the marking line \"%.60s...\" quotes %s, "
-                              "which no answer of the key gives", key, l, tok);
+                ck_assert_msg(!range || quoted,
+                              "%s: the marking line \"%.60s...\" quotes %s, "
+                              "which no answer of the key gives",
+                              key, l, tok);
                 named |= quoted;
             }
             if (strstr(l, t->accept)) {
                 accepts++;
-                ck_assert_msg(named, "%s: the accept-if line \"%.80s...\" names no band the "
-                              "key's answers give", key, l);
+                ck_assert_msg(named,
+                              "%s: the accept-if line \"%.80s...\" names no band the "
+                              "key's answers give",
+                              key, l);
             }
         }
         ck_assert_msg(accepts >= 3, "%s: only %d accept-if lines", key, accepts);
@@ -260,8 +271,10 @@ START_TEST(key_can_be_marked)
         ck_assert_msg(strstr(answers, "--version") && strstr(answers, "kernel:"),
                       "%s does not say how to read a student's kernel", key);
         const int trains = strstr(answers, "blas_core") != NULL;
-        ck_assert_msg(!trains || strstr(answers, t->mean_sd), "%s does not name the report's "
-                      "spread (%s) beside its min–max bands", key, t->mean_sd);
+        ck_assert_msg(!trains || strstr(answers, t->mean_sd),
+                      "%s does not name the report's "
+                      "spread (%s) beside its min–max bands",
+                      key, t->mean_sd);
         free(answers);
         free(lines);
     }

@@ -159,8 +159,7 @@ static size_t questions_of(const char *text, char ***items)
 static void page_row(const char *hpath, const char *lab, char *page, char *cli, size_t n)
 {
     char path[PATH_LEN];
-    snprintf(path, sizeof path, "%.*s/README.md", (int)(strrchr(hpath, '/') - hpath),
-             hpath);
+    snprintf(path, sizeof path, "%.*s/README.md", (int)(strrchr(hpath, '/') - hpath), hpath);
     char *text = ho_read_file(path);
     ck_assert_msg(text != NULL, "cannot read %s", path);
     char head[16];
@@ -186,7 +185,7 @@ static void page_row(const char *hpath, const char *lab, char *page, char *cli, 
     ck_assert_msg(found, "%s has no row \"| %s | PAGE | COMMAND LINE |\"", path, lab);
 }
 
-/* ---- the sheets hold the handouts ---------------------------------------------------------- */
+/* ---- the sheets hold the handouts --------------------------------------------------- */
 
 START_TEST(every_lab_has_sheets_in_both_languages)
 {
@@ -195,12 +194,16 @@ START_TEST(every_lab_has_sheets_in_both_languages)
         char md[PATH_LEN], html[PATH_LEN];
         sheet_path(handouts[i], "md", md);
         sheet_path(handouts[i], "html", html);
-        ck_assert_msg(ho_exists(md) && ho_exists(html), "%s has no worksheet %s and %s: run "
-                      "make worksheets", handouts[i], md, html);
+        ck_assert_msg(ho_exists(md) && ho_exists(html),
+                      "%s has no worksheet %s and %s: run "
+                      "make worksheets",
+                      handouts[i], md, html);
         *(strstr(handouts[i], "/zh/") ? &zh : &en) += 1;
     }
-    ck_assert_msg(en >= 8 && en == zh, "%zu English and %zu Chinese handouts: every lab needs "
-                  "both", en, zh);
+    ck_assert_msg(en >= 8 && en == zh,
+                  "%zu English and %zu Chinese handouts: every lab needs "
+                  "both",
+                  en, zh);
 }
 END_TEST
 
@@ -223,8 +226,8 @@ START_TEST(sheet_holds_commands_questions_table_and_page)
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        ck_assert_msg(strstr(md, line) != NULL, "%s lacks the command of %s: %s", mdpath,
-                      hpath, line);
+        ck_assert_msg(strstr(md, line) != NULL, "%s lacks the command of %s: %s", mdpath, hpath,
+                      line);
         ck_assert_msg(strstr(html_raw, line) != NULL, "%s lacks the command of %s: %s",
                       htmlpath, hpath, line);
         ncmd++;
@@ -241,8 +244,8 @@ START_TEST(sheet_holds_commands_questions_table_and_page)
                       hpath);
         /* on the HTML sheet the item's number is the list's, not in its text */
         const char *dot = strchr(wm, '.');
-        ck_assert_msg(strstr(html_w, dot + 1) != NULL, "%s lacks question %zu of %s",
-                      htmlpath, k + 1, hpath);
+        ck_assert_msg(strstr(html_w, dot + 1) != NULL, "%s lacks question %zu of %s", htmlpath,
+                      k + 1, hpath);
         free(w);
         free(wm);
         free(q[k]);
@@ -255,10 +258,14 @@ START_TEST(sheet_holds_commands_questions_table_and_page)
     char lab[3] = {base[0], base[1], '\0'}, page[512], cli[512];
     page_row(hpath, lab, page, cli, sizeof page);
     char *pw = words_of(page, 1), *cw = words_of(cli, 1);
-    ck_assert_msg(strstr(md, page) && strstr(md, cli), "%s does not say what the browser page "
-                  "can do (the README's row of lab %s)", mdpath, lab);
-    ck_assert_msg(strstr(html_w, pw) && strstr(html_w, cw), "%s does not say what the browser "
-                  "page can do (the README's row of lab %s)", htmlpath, lab);
+    ck_assert_msg(strstr(md, page) && strstr(md, cli),
+                  "%s does not say what the browser page "
+                  "can do (the README's row of lab %s)",
+                  mdpath, lab);
+    ck_assert_msg(strstr(html_w, pw) && strstr(html_w, cw),
+                  "%s does not say what the browser "
+                  "page can do (the README's row of lab %s)",
+                  htmlpath, lab);
     free(pw);
     free(cw);
     handout_free(&h);
@@ -271,7 +278,7 @@ START_TEST(sheet_holds_commands_questions_table_and_page)
 }
 END_TEST
 
-/* ---- the committed sheets are what the writer makes ---------------------------------------- */
+/* ---- the committed sheets are what the writer makes --------------------------------- */
 
 START_TEST(sheets_are_current)
 {
@@ -321,9 +328,11 @@ START_TEST(writer_refuses_what_it_cannot_use)
 {
     char dir[] = "/tmp/attnlab-worksheet-XXXXXX", err[1024], sh[PATH_LEN * 2];
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(sh, sizeof sh, "mkdir -p '%s/labs/worksheets' && cp docs/labs/README.md "
+    snprintf(sh, sizeof sh,
+             "mkdir -p '%s/labs/worksheets' && cp docs/labs/README.md "
              "docs/labs/01-lstm-memory.md '%s/labs/' && cp docs/labs/worksheets/sheet.txt "
-             "'%s/labs/worksheets/'", dir, dir, dir);
+             "'%s/labs/worksheets/'",
+             dir, dir, dir);
     ck_assert_int_eq(system(sh), 0);
     /* usage */
     ck_assert_int_eq(writer_in(dir, "", err, sizeof err), 2);
@@ -335,19 +344,21 @@ START_TEST(writer_refuses_what_it_cannot_use)
     ck_assert_int_eq(writer_in(dir, "md labs/01-lstm-memory.md > /dev/null", err, sizeof err),
                      0);
     /* a lab without a table */
-    snprintf(sh, sizeof sh, "cp '%s/labs/01-lstm-memory.md' '%s/labs/09-extra.md'", dir,
-             dir);
+    snprintf(sh, sizeof sh, "cp '%s/labs/01-lstm-memory.md' '%s/labs/09-extra.md'", dir, dir);
     ck_assert_int_eq(system(sh), 0);
     ck_assert_int_eq(writer_in(dir, "md labs/09-extra.md", err, sizeof err), 1);
     ck_assert_msg(strstr(err, "no results table for lab 09") != NULL, "%s", err);
     /* a handout without its questions */
-    snprintf(sh, sizeof sh, "sed -i 's/^## Questions$/## Questioning/' "
-             "'%s/labs/01-lstm-memory.md'", dir);
+    snprintf(sh, sizeof sh,
+             "sed -i 's/^## Questions$/## Questioning/' "
+             "'%s/labs/01-lstm-memory.md'",
+             dir);
     ck_assert_int_eq(system(sh), 0);
     ck_assert_int_eq(writer_in(dir, "html labs/01-lstm-memory.md", err, sizeof err), 1);
     ck_assert_msg(strstr(err, "no section \"Questions\"") != NULL, "%s", err);
     /* a README without the lab's row of the browser page */
-    snprintf(sh, sizeof sh, "sed -i 's/^## Questioning$/## Questions/; ' "
+    snprintf(sh, sizeof sh,
+             "sed -i 's/^## Questioning$/## Questions/; ' "
              "'%s/labs/01-lstm-memory.md' && sed -i '/^| 01 | the LSTM/d' '%s/labs/README.md'",
              dir, dir);
     ck_assert_int_eq(system(sh), 0);
@@ -358,7 +369,7 @@ START_TEST(writer_refuses_what_it_cannot_use)
 }
 END_TEST
 
-/* ---- on paper ------------------------------------------------------------------------------------ */
+/* ---- on paper ----------------------------------------------------------------------- */
 
 /* The Chromium program: $CHROMIUM, else the first of the usual names on the PATH; NULL
  * when there is none. */
@@ -391,9 +402,11 @@ START_TEST(sheet_prints_on_one_page)
     /* a profile of its own, so nothing of the user's is read or changed */
     char sh[4 * PATH_LEN], pdf[sizeof dir + 16];
     snprintf(pdf, sizeof pdf, "%s/sheet.pdf", dir);
-    snprintf(sh, sizeof sh, "'%s' --headless --no-sandbox --disable-gpu --user-data-dir="
+    snprintf(sh, sizeof sh,
+             "'%s' --headless --no-sandbox --disable-gpu --user-data-dir="
              "'%s/profile' --no-pdf-header-footer --print-to-pdf='%s' 'file://%s' "
-             "> /dev/null 2>&1", browser, dir, pdf, abs);
+             "> /dev/null 2>&1",
+             browser, dir, pdf, abs);
     const int st = system(sh);
     /* the page tree's count, which Chromium writes uncompressed: "/Count N" */
     FILE *f = fopen(pdf, "rb");
@@ -417,8 +430,8 @@ END_TEST
 Suite *make_worksheets_suite(void)
 {
     const size_t en = ho_find_files("docs/labs/[0-9][0-9]-*.md", handouts, MAX_HANDOUTS);
-    n_handouts = en + ho_find_files("docs/zh/labs/[0-9][0-9]-*.md", handouts + en,
-                                    MAX_HANDOUTS - en);
+    n_handouts =
+        en + ho_find_files("docs/zh/labs/[0-9][0-9]-*.md", handouts + en, MAX_HANDOUTS - en);
     const int n = (int)(n_handouts ? n_handouts : 1);
     Suite *s = suite_create("worksheets");
     TCase *tc = tcase_create("sheets");
