@@ -96,8 +96,11 @@ TEST_BIN := $(BUILD)/attnlab-tests
 LABDATA  := $(BUILD)/labdata-dates
 TRANSLATE_GEN  := $(BUILD)/labdata-translate
 TRANSLATE_DATA := $(BUILD)/data/translate.tsv
+# The writer of the printable worksheets, and the handouts it reads (English, Chinese).
+WORKSHEET := $(BUILD)/worksheet
+HANDOUTS  := $(wildcard docs/labs/[0-9][0-9]-*.md docs/zh/labs/[0-9][0-9]-*.md)
 
-.PHONY: FORCE all labdata translate-data check check-keys check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
+.PHONY: FORCE all labdata translate-data worksheets check check-keys check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
         uninstall deps
 
 # Build the attnlab program.
@@ -133,8 +136,9 @@ $(BUILD)/tests/suites.h: $(TEST_SRC)
 $(TEST_OBJ): $(BUILD)/tests/suites.h
 $(TEST_OBJ): ALL_CFLAGS += $(CHECK_CFLAGS) -I$(BUILD)/tests
 
-# The tests also run the data generator beside the program (tests/test_translate.c).
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ) | $(TRANSLATE_GEN)
+# The tests also run the data generator and the worksheets' writer beside the program
+# (tests/test_translate.c, tests/test_worksheets.c).
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/registry.o $(LIB_OBJ) | $(TRANSLATE_GEN) $(WORKSHEET)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(ALL_LDLIBS)
 
 # Build the generator of docs/labs/data/dates.tsv.
@@ -154,6 +158,25 @@ $(TRANSLATE_DATA): $(TRANSLATE_GEN)
 	@mkdir -p $(dir $@)
 	$(TRANSLATE_GEN) > $@.tmp
 	mv $@.tmp $@
+
+# Build the writer of the printable worksheets (docs/labs/worksheets/worksheet*.c).
+$(WORKSHEET): docs/labs/worksheets/worksheet.c docs/labs/worksheets/worksheet_write.c \
+              docs/labs/worksheets/worksheet.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(SANFLAGS) -o $@ $(filter %.c,$^)
+
+# Write the printable worksheets again, one A4 page per lab and language, from the lab
+# handouts (their commands and questions), worksheets/sheet.txt (the results tables) and
+# the labs README (what the browser page can do): docs/labs/worksheets/NN-NAME.md and
+# .html, and the same in docs/zh/labs/worksheets/. tests/test_worksheets.c fails when a
+# committed sheet is not what this writes.
+worksheets: $(WORKSHEET)
+	@for h in $(HANDOUTS); do \
+	  out=$${h%/*}/worksheets/$${h##*/}; out=$${out%.md}; \
+	  $(WORKSHEET) md $$h > $$out.md.tmp && mv $$out.md.tmp $$out.md && \
+	  $(WORKSHEET) html $$h > $$out.html.tmp && mv $$out.html.tmp $$out.html || exit 1; \
+	  echo "$$out.md, $$out.html"; \
+	done
 
 # Write docs/labs/data/dates.tsv again with its generator (docs/labs/data/dates.c).
 labdata: $(LABDATA)

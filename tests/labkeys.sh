@@ -161,8 +161,10 @@ done
 # instances' files, rounded to the decimals the line has, into OUT/keys/ (same name; the
 # comment lines and the header are kept). Each band that moved is printed as
 #     NN-NAME.bands.tsv:LINE  FILE  ROW  COLUMN  OLD -> NEW
-# so that the keys (English and Chinese) can be rewritten where they quote it; a line
-# whose number some instance did not write is printed with "missing in N of M".
+# so that the keys (English and Chinese) can be rewritten where they quote it, followed by
+# every line of the two keys that quotes the old band ("    quoted at FILE:LINE: ..."),
+# the marking lines of the rubric included; a line whose number some instance did not
+# write is printed with "missing in N of M".
 mkdir -p "$out/keys"
 for lab in "$@"; do
     for bands in docs/labs/keys/"$lab"-*.bands.tsv; do
@@ -234,7 +236,16 @@ for lab in "$@"; do
                 }
                 if (new != $4 " " $5)
                     print name ":" NR "\t" $1 "\t" $2 "\t" $3 "\t" $4 " " $5 " -> " new
-            }' "$bands"
+            }' "$bands" | while IFS= read -r moved; do
+            # where the keys quote the band that moved, marking lines ("accept if ...",
+            # "给分条件") included: each of these lines is to be rewritten
+            echo "$moved"
+            old=$(printf '%s\n' "$moved" | awk -F'\t' '{ split($5, v, " "); print v[1] }')
+            old_max=$(printf '%s\n' "$moved" | awk -F'\t' '{ split($5, v, " "); print v[2] }')
+            [ "$old" = "$old_max" ] || old="$old–$old_max"
+            grep -n -F -- "$old" docs/labs/keys/"$lab"-*.md docs/zh/labs/keys/"$lab"-*.md |
+                sed "s/^/    quoted at /"
+        done
     done
 done
 echo "labkeys.sh: the keys' bands recomputed in $out/keys" >&2

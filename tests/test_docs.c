@@ -292,7 +292,7 @@ static void check_paths(const char *doc, char *missing, size_t n)
 
 START_TEST(named_paths_exist)
 {
-    static char docs[4 * MAX_LABS + 8][PATH_LEN];
+    static char docs[6 * MAX_LABS + 8][PATH_LEN];
     size_t n = 0;
     snprintf(docs[n++], PATH_LEN, "docs/README.md");
     snprintf(docs[n++], PATH_LEN, "docs/conventions.md");
@@ -300,6 +300,8 @@ START_TEST(named_paths_exist)
     n += ho_find_files("docs/labs/keys/*.md", docs + n, MAX_LABS);
     n += ho_find_files("docs/zh/labs/*.md", docs + n, MAX_LABS);
     n += ho_find_files("docs/zh/labs/keys/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/labs/worksheets/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/zh/labs/worksheets/*.md", docs + n, MAX_LABS);
     for (size_t i = 0; i < n; i++) {
         char missing[3 * PATH_LEN];
         check_paths(docs[i], missing, sizeof missing);

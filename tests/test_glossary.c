@@ -2,10 +2,11 @@
  *
  * What is checked. docs/zh/glossary.md lists, in Markdown tables, each term the Chinese
  * documents use (first column) and the other renderings they must not use (last column,
- * separated by "、"; "—" when none). No Chinese handout or key (docs/zh/labs/ and
- * docs/zh/labs/keys/), nor the Chinese quick start (docs/zh/README.md), may hold a
- * rejected rendering, except where it is part of the term chosen in its place:
- * "整序列准确率" holds "序列准确率" and is the chosen term.
+ * separated by "、"; "—" when none). No Chinese handout, key or worksheet (docs/zh/labs/,
+ * docs/zh/labs/keys/ and docs/zh/labs/worksheets/), nor the Chinese quick start
+ * (docs/zh/README.md), may hold a rejected rendering, except
+ * where it is part of the term chosen in its place: "整序列准确率" holds "序列准确率" and
+ * is the chosen term.
  * The glossary must exist, reject at least the known doublets (two renderings of token
  * and of sequence accuracy), and be linked from docs/zh/labs/README.md.
  *
@@ -154,6 +155,7 @@ START_TEST(documents_use_the_chosen_terms)
     glob_t g;
     size_t ndocs = 0;
     static const char *const patterns[] = {"docs/zh/labs/*.md", "docs/zh/labs/keys/*.md",
+                                           "docs/zh/labs/worksheets/*.md",
                                            "docs/zh/README.md"};
     for (size_t k = 0; k < sizeof patterns / sizeof patterns[0]; k++) {
         ck_assert_int_eq(glob(patterns[k], 0, NULL, &g), 0);

@@ -25,6 +25,8 @@
  *     an edited copy of the program (lab 03's, lab 06's). On a machine that cannot run the
  *     Haswell kernel (no AVX2, or not OpenBLAS) the runs are skipped with one line: the
  *     bands were measured with these kernels, and another kernel gives other bits.
+ * The marking of the keys (points, "accept if" lines and the bands they name) is checked
+ * by test_rubric.c.
  */
 #include <check.h>
 #include <math.h>
