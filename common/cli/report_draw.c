@@ -1,5 +1,5 @@
 /* report_draw.c — drawing a comparison's figures with gnuplot, and nothing else with it
- * (see report.h).
+ * (see report.h); and asking fontconfig for a font that draws Chinese (report_cjk_font).
  *
  * Design. The figure scripts (plots/NAME.gp) are the only place that knows what a figure
  * shows; this file knows their names and the figures each one draws from the table

@@ -7,8 +7,9 @@
  * Chinese exists once, here. A label the script formats with sprintf keeps the English
  * one's conversions, in the same order (gnuplot's sprintf has no positional arguments,
  * so a sentence is turned to fit), and enhanced-text markup (a smaller font in
- * braces, i_t, α_t) where the English has it. tests/test_glossary.c holds every line to the glossary and
- * to the scripts (each KEY used, each conversion matched).
+ * braces, i_t, α_t) where the English has it. tests/test_glossary.c holds every line
+ * to the glossary, tests/test_captions.c to the scripts (each KEY used, each conversion
+ * matched).
  *
  * figure_vars.gp is gnuplot code, so what is written there is limited: each label goes
  * between double quotes with the quote and the backslash escaped and a newline as \n;

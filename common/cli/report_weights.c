@@ -73,8 +73,8 @@ static void write_matrix(FILE *f, const tsv *t, const char *name, int masked, in
     fputs("<table class=\"att\"><caption>", f);
     if (lh && sscanf(lh, ".l%u.h%u", &l, &h) == 2)
         fprintf(f, zh ? "第 %u 层，第 %u 个头" : "layer %u, head %u", l, h);
-    fprintf(f, zh ? "（最大值 %.3f）</caption>\n<tr><th></th>" : " (max %.3f)</caption>\n<tr><th></th>",
-            max);
+    fprintf(f, zh ? "（最大值 %.3f）</caption>\n<tr><th></th>"
+                  : " (max %.3f)</caption>\n<tr><th></th>", max);
     for (size_t c = 1; c < t->cols; c++) {
         fputs("<th>", f);
         report_html_text(f, t->cell[c]);
@@ -87,7 +87,8 @@ static void write_matrix(FILE *f, const tsv *t, const char *name, int masked, in
         fputs("</th>", f);
         for (size_t c = 1; c < t->cols; c++) {
             if (masked && c - 1 > r) {
-                fprintf(f, "<td class=\"x\" title=\"%s\"></td>", zh ? "已被掩码遮住（之后的步）" : "masked: a later step");
+                fprintf(f, "<td class=\"x\" title=\"%s\"></td>",
+                        zh ? "已被掩码遮住（之后的步）" : "masked: a later step");
                 continue;
             }
             char hex[8];
@@ -112,7 +113,8 @@ void report_weights(FILE *f, const char *out, const report_facts *fx, const char
     const char *group = NULL;
     const model_trace_kind *kind = NULL;
     for (size_t m = 0; !group && m < fx->n_models; m++)
-        if ((kind = report_trace_kind(fx, m, name)) != NULL && kind->what == MODEL_TRACE_ATTENTION)
+        if ((kind = report_trace_kind(fx, m, name)) != NULL &&
+            kind->what == MODEL_TRACE_ATTENTION)
             group = fx->models[m];
     char dir[AFILE_PATH_MAX], rel[AFILE_PATH_MAX];
     const int fits = group && snprintf(rel, sizeof rel, "trace/%s", group) < (int)sizeof rel;
@@ -159,8 +161,8 @@ void report_weights(FILE *f, const char *out, const report_facts *fx, const char
             if (t.rows <= 64 && t.cols <= 65) {
                 write_matrix(f, &t, names[i], kind->masked, zh);
             } else {
-                fprintf(f, "<p>%s %s ", names[i], zh ? "太大，不列成表；数值见"
-                                                        : "too large for a table; the values are in");
+                fprintf(f, "<p>%s %s ", names[i],
+                        zh ? "太大，不列成表；数值见" : "too large for a table; the values are in");
                 report_html_text(f, rel);
                 fprintf(f, "/%s</p>\n", names[i]);
             }
