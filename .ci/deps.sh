@@ -9,6 +9,11 @@
 # it prints the exact packages to install and fails. When everything is there it does
 # nothing and succeeds, whatever the system.
 #
+# Then, best effort, a font that draws Chinese, for the figures of `attnlab report --lang
+# zh` (without one they keep their English labels, and the report says so): Debian's
+# fonts-wqy-microhei (1.6 MB). macOS has its own (PingFang SC, Hiragino Sans GB), which
+# the fontconfig Homebrew's gnuplot depends on finds, so nothing is installed there.
+#
 # `deps.sh fuzz` checks what `make fuzz` needs instead: clang with its libFuzzer runtime.
 # `deps.sh web` checks what `make web` and `make check-web` need: emscripten's emcc and
 # node (to run the WebAssembly build's tests); the C toolchain, GSL's source and the
@@ -95,8 +100,29 @@ web_test_tools() {
     return 0
 }
 
+# The Chinese font (see the top), for the default check only and best effort: its absence
+# fails nothing. fc-list is fontconfig's, which gnuplot's cairo terminals need anyway.
+cjk_font() {
+    [ -z "${1:-}" ] || return 0
+    have_prog fc-list || return 0
+    [ -n "$(fc-list :lang=zh family 2>/dev/null)" ] && return 0
+    if have_prog apt-get && as_root true 2>/dev/null; then
+        echo "attnlab: installing fonts-wqy-microhei (Chinese labels in the figures of report --lang zh)" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        as_root apt-get install -y --no-install-recommends fonts-wqy-microhei >/dev/null 2>&1 ||
+            { as_root apt-get update -q >/dev/null 2>&1 &&
+              as_root apt-get install -y --no-install-recommends fonts-wqy-microhei >/dev/null 2>&1; } ||
+            echo "attnlab: could not install fonts-wqy-microhei: the figures of report --lang zh keep English labels" >&2
+    elif have_prog apt-get; then
+        echo "attnlab: no Chinese font: the figures of report --lang zh keep English labels (to have Chinese ones: sudo apt-get install fonts-wqy-microhei)" >&2
+    else
+        echo "attnlab: fontconfig finds no Chinese font (fc-list :lang=zh): the figures of report --lang zh keep English labels" >&2
+    fi
+    return 0
+}
 
 if [ -z "$missing_names" ]; then
+    cjk_font "${1:-}"
     web_test_tools "${1:-}"
     exit 0
 fi
@@ -114,6 +140,7 @@ if [ "$os" = Darwin ]; then
         exit 1
     fi
     [ "${1:-}" = fuzz ] && echo "attnlab: Apple's clang has no libFuzzer; run make fuzz FUZZ_CC=\$(brew --prefix llvm)/bin/clang" >&2
+    cjk_font "${1:-}"
     web_test_tools "${1:-}"
     exit 0
 fi
@@ -137,4 +164,5 @@ if ! as_root $cmd >/dev/null 2>&1; then
         exit 1
     fi
 fi
+cjk_font "${1:-}"
 web_test_tools "${1:-}"

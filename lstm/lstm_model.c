@@ -310,7 +310,7 @@ static const model_trace_kind lstm_traces[] = {
     {"enc.", "gates", MODEL_TRACE_ACTIVATION, 0,
      "The LSTM has no attention: its gates are its own, step-by-step way of choosing what "
      "to keep.",
-     "LSTM 没有注意力：它的门就是它自己一步一步选择保留什么的方式。"},
+     "LSTM 没有注意力：它靠自己的门一步一步地决定保留什么。"},
     {"dec.", "gates", MODEL_TRACE_ACTIVATION, 0, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -40,6 +40,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/accuracy.tsv"
 out  = figs."/accuracy"
 
@@ -85,7 +90,7 @@ do for [i = 1:n_models] {
     params[i] = 0
     stats data using (strcol("model") eq model(i) ? (params[i] = column("params")) : 0, 0) nooutput
 }
-label(i) = params[i] > 0 ? sprintf("%s (%.0fk params)", pretty(model(i)), params[i] / 1000.0) : \
+label(i) = params[i] > 0 ? sprintf(tr("params", "%s (%.0fk params)"), pretty(model(i)), params[i] / 1000.0) : \
            pretty(model(i))
 
 # The number of seeds behind each band: from figure_vars.gp, else the largest in the file.
@@ -99,22 +104,22 @@ mean = "linespoints lw 2 pt 7 ps 0.6"
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 1400, 720 font "sans,12" enhanced
+        set terminal pngcairo size 1400, 720 font face.",12" enhanced
     } else {
-        set terminal svg size 1400, 720 dynamic enhanced font "sans,12" \
+        set terminal svg size 1400, 720 dynamic enhanced font face.",12" \
             name "accuracy" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout 1, 2 margins 0.06, 0.98, 0.2, 0.88 spacing 0.07 \
-        title sprintf("Task %s: accuracy against sequence length " . \
-                      "(greedy decoding; line = mean over %d seed(s), band = min–max)", \
+        title sprintf(tr("acc_title", "Task %s: accuracy against sequence length " . \
+                      "(greedy decoding; line = mean over %d seed(s), band = min–max)"), \
                       task, seeds) font ",14" noenhanced
 
     # ---- the look both panels share ---------------------------------------------------
     set border 3
     set tics nomirror out
     set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
-    set xlabel "sequence length L (tokens)"
+    set xlabel tr("acc_x", "sequence length L (tokens)")
     set xrange [0:*]
     set autoscale xfixmax
     set yrange [0:1.12]
@@ -123,14 +128,14 @@ do for [fmt in formats] {
     # The trained lengths: a grey band behind the data, labelled at its top.
     set object 1 rect from train_min, graph 0 to train_max, graph 1 behind \
         fc rgb "#EEEEEE" fs solid 1.0 noborder
-    set label 1 sprintf("trained on L = %d–%d", train_min, train_max) \
+    set label 1 sprintf(tr("trained_on", "trained on L = %d–%d"), train_min, train_max) \
         at (train_min + train_max) / 2.0, graph 0.96 center tc rgb "#555555"
-    set label 2 "beyond: never trained" at train_max, graph 0.96 offset 1, 0 left \
+    set label 2 tr("beyond", "beyond: never trained") at train_max, graph 0.96 offset 1, 0 left \
         tc rgb "#555555"
 
     # ---- left: token accuracy ---------------------------------------------------------
-    set title "Token accuracy: fraction of output tokens correct"
-    set ylabel "token accuracy (0–1)"
+    set title tr("acc_token_title", "Token accuracy: fraction of output tokens correct")
+    set ylabel tr("acc_token_y", "token accuracy (0–1)")
     plot for [i = 1:n_models] data using "len":(of(i, "token_min")):(of(i, "token_max")) \
              with filledcurves @band lc rgb hue[i] notitle, \
          for [i = 1:n_models] data using "len":(of(i, "token_mean")) \
@@ -138,8 +143,8 @@ do for [fmt in formats] {
          chance with lines dt 2 lw 1.5 lc rgb "#444444" notitle
 
     # ---- right: whole-sequence accuracy -------------------------------------------------
-    set title "Sequence accuracy: fraction of sequences entirely correct"
-    set ylabel "sequence accuracy (0–1)"
+    set title tr("acc_seq_title", "Sequence accuracy: fraction of sequences entirely correct")
+    set ylabel tr("acc_seq_y", "sequence accuracy (0–1)")
     plot for [i = 1:n_models] data using "len":(of(i, "seq_min")):(of(i, "seq_max")) \
              with filledcurves @band lc rgb hue[i] notitle, \
          for [i = 1:n_models] data using "len":(of(i, "seq_mean")) \
@@ -154,7 +159,7 @@ do for [fmt in formats] {
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
     plot for [i = 1:n_models] NaN with @mean lc rgb hue[i] title label(i), \
-         NaN with lines dt 2 lw 1.5 lc rgb "#444444" title sprintf("chance = 1/%d", symbols)
+         NaN with lines dt 2 lw 1.5 lc rgb "#444444" title sprintf(tr("chance", "chance = 1/%d"), symbols)
 
     unset multiplot
     set output

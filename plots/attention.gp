@@ -68,6 +68,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 # A group of runs is named after its model, plus the settings that tell its setups apart
 # ("rnn_attention:cell=lstm"); people read it as the command line said it
 # ("rnn_attention --cell lstm").
@@ -121,14 +126,15 @@ item(s, sep, k) = k <= 1 ? (strstrt(s, sep) == 0 ? s : s[1:strstrt(s, sep) - 1])
 corner(s) = value(s."_corner")
 rows_of(c) = strstrt(c, "\\") > 0 ? c[1:strstrt(c, "\\") - 1] : c
 cols_of(c) = strstrt(c, "\\") > 0 ? c[strstrt(c, "\\") + 1:] : c
-noun(a) = a eq "src" ? "source token" : a eq "tgt" ? "output token" : \
-          a eq "tgt_in" ? "decoder input" : a
+noun(a) = a eq "src" ? tr("noun_src", "source token") : \
+          a eq "tgt" ? tr("noun_tgt", "output token") : \
+          a eq "tgt_in" ? tr("noun_tgt_in", "decoder input") : a
 # Rows are the queries (who looks), columns the keys (what is looked at).
-xname(c) = noun(cols_of(c))." looked at (key), in order left to right"
-yname(c) = noun(rows_of(c))." looking (query), top to bottom"
+xname(c) = sprintf(tr("att_x", "%s looked at (key), in order left to right"), noun(cols_of(c)))
+yname(c) = sprintf(tr("att_y", "%s looking (query), top to bottom"), noun(rows_of(c)))
 # shorter, for the panels of a grid
-xshort(c) = "key: ".noun(cols_of(c))."s"
-yshort(c) = "query: ".noun(rows_of(c))."s"
+xshort(c) = sprintf(tr("att_x_short", "key: %ss"), noun(cols_of(c)))
+yshort(c) = sprintf(tr("att_y_short", "query: %ss"), noun(rows_of(c)))
 
 # Attention weights: the palest blue for 0 (nothing looked at), dark blue for the largest
 # weight of the panel. Not pure white, so that cells the causal mask removed (not drawn
@@ -136,8 +142,9 @@ yshort(c) = "query: ".noun(rows_of(c))."s"
 # one colour bar from 0 to 1 serves every panel; the title says what 1 is.
 set palette defined (0 "#F0F5FB", 0.15 "#DEEBF7", 0.4 "#9ECAE1", 0.7 "#3182BD", 1 "#08306B")
 set cbrange [0:1]
-set cbtics ("0" 0, "¼" 0.25, "½" 0.5, "¾" 0.75, "max" 1)
-set cblabel "weight ÷ the largest weight of the panel"
+set cbtics ("0" 0, tr("att_q1", "¼") 0.25, tr("att_q2", "½") 0.5, tr("att_q3", "¾") 0.75, \
+            tr("att_max", "max") 1)
+set cblabel tr("att_cb", "weight ÷ the largest weight of the panel")
 set tics out nomirror
 set yrange [*:*] reverse       # the first row (first query) at the top, as in the file
 unset key
@@ -167,9 +174,9 @@ if (!has(m)) {
     ink(v) = v / pmax > 0.55 ? 0xFFFFFF : 0x222222
     do for [fmt in formats] {
         if (fmt eq "png") {
-            set terminal pngcairo size 960, 900 font "sans,12" enhanced
+            set terminal pngcairo size 960, 900 font face.",12" enhanced
         } else {
-            set terminal svg size 960, 900 dynamic enhanced font "sans,12" \
+            set terminal svg size 960, 900 dynamic enhanced font face.",12" \
                 name "attention_rnn" background rgb "white"
         }
         set output figs."/attention_rnn.".fmt
@@ -178,11 +185,11 @@ if (!has(m)) {
         set colorbox user origin screen 0.84, screen 0.10 size screen 0.03, screen 0.74
         # (a title made by a function call is set through a variable: `set title f(x)`
         # loses the escapes of enhanced text)
-        heading = enh(pretty(rnn_group)).": additive (Bahdanau) attention α\n" . \
-            "{/*0.85 rows are output steps t, columns source positions j; " . \
-            "row t = α_t, the weights when emitting output t}\n" . \
-            "{/*0.85 a diagonal means output t looks at input t; " . \
-            sprintf("colour: 0 … %.2f, the largest weight}", pmax)
+        heading = enh(pretty(rnn_group)).tr("att_rnn_title", ": additive (Bahdanau) attention α") . \
+            "\n{/*0.85 " . tr("att_rnn_rows", "rows are output steps t, columns source " . \
+            "positions j; row t = α_t, the weights when emitting output t") . "}\n" . \
+            "{/*0.85 " . sprintf(tr("att_rnn_colour", "a diagonal means output t looks at " . \
+            "input t; colour: 0 … %.2f, the largest weight"), pmax) . "}"
         set title heading font ",14"
         set xlabel xname(c)
         set ylabel yname(c)
@@ -214,20 +221,22 @@ do for [kind in "enc_self dec_self cross"] {
     if (R < 1 || C < 1 || !has(m)) {
         print "attention.gp: no ".first." (transformer not traced): skipping attention_".kind
     } else {
-        sub = "{/*0.85 rows: queries (who looks), columns: keys (what is looked at); " . \
-              "a panel per layer and head, each on its own colour scale}"
+        sub = "{/*0.85 " . tr("att_tfm_sub", "rows: queries (who looks), columns: keys " . \
+              "(what is looked at); a panel per layer and head, each on its own colour scale") . "}"
         # the variant, when the comparison names one ("transformer --pos learned")
         sub = tfm_group eq "transformer" ? sub : \
-              sub."\n{/*0.85 runs of ".enh(pretty(tfm_group))."}"
+              sub."\n{/*0.85 ".tr("att_runs_of", "runs of ").enh(pretty(tfm_group))."}"
         who = "Transformer"
         heading = kind eq "enc_self" ? \
-              who." encoder self-attention: source tokens over source tokens\n".sub : \
+              who.tr("att_enc_title", " encoder self-attention: source tokens over source " . \
+              "tokens")."\n".sub : \
             kind eq "dec_self" ? \
-              who." decoder self-attention: output steps over output steps\n".sub."\n" . \
-              "{/*0.85 upper triangle empty (white): " . \
-              "the causal mask hides the steps that come later}" : \
-              who." cross-attention: output steps over source tokens\n".sub."\n" . \
-              "{/*0.85 a diagonal means output t looks at input t}"
+              who.tr("att_dec_title", " decoder self-attention: output steps over output " . \
+              "steps")."\n".sub."\n{/*0.85 ".tr("att_dec_mask", "upper triangle empty " . \
+              "(white): the causal mask hides the steps that come later")."}" : \
+              who.tr("att_cross_title", " cross-attention: output steps over source " . \
+              "tokens")."\n".sub."\n{/*0.85 ".tr("att_cross_diag", "a diagonal means output " . \
+              "t looks at input t")."}"
         stats numbers(m) matrix nooutput
         nx = int(STATS_size_x); ny = int(STATS_size_y)
         n = nx > ny ? nx : ny
@@ -253,9 +262,9 @@ do for [kind in "enc_self dec_self cross"] {
         H = top + R * cell + (R - 1) * vgap + bottom
         do for [fmt in formats] {
             if (fmt eq "png") {
-                set terminal pngcairo size W, H font "sans,12" enhanced
+                set terminal pngcairo size W, H font face.",12" enhanced
             } else {
-                set terminal svg size W, H dynamic enhanced font "sans,12" \
+                set terminal svg size W, H dynamic enhanced font face.",12" \
                     name "attention_".kind background rgb "white"
             }
             set output figs."/attention_".kind.".".fmt
@@ -277,7 +286,8 @@ do for [kind in "enc_self dec_self cross"] {
                         stats numbers(m) matrix nooutput
                         pmax = STATS_max > 0 ? STATS_max : 1
                     }
-                    set title sprintf("layer %d, head %d  (max %.2f)", k, j, pmax) font ",12"
+                    set title sprintf(tr("att_panel", "layer %d, head %d  (max %.2f)"), k, j, \
+                        pmax) font ",12"
                     if (j == 0) { set ylabel yshort(c) } else { unset ylabel }
                     if (k == R - 1) { set xlabel xshort(c) } else { unset xlabel }
                     # one colour scale for the whole grid, right of the last column
@@ -290,7 +300,7 @@ do for [kind in "enc_self dec_self cross"] {
                     }
                     if (!has(m)) {
                         print "attention.gp: missing ".f.": that panel is left empty"
-                        set label 9 "missing" at graph 0.5, graph 0.5 center
+                        set label 9 tr("att_missing", "missing") at graph 0.5, graph 0.5 center
                         plot [0:1] [0:1] NaN
                         unset label 9
                     } else {

@@ -33,6 +33,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/bleu.tsv"
 out  = figs."/bleu"
 
@@ -95,20 +100,20 @@ mean = "linespoints lw 2 pt 7 ps 0.6"
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 900, 560 font "sans,12" enhanced
+        set terminal pngcairo size 900, 560 font face.",12" enhanced
     } else {
-        set terminal svg size 900, 560 dynamic enhanced font "sans,12" \
+        set terminal svg size 900, 560 dynamic enhanced font face.",12" \
             name "bleu" background rgb "white"
     }
     set output out.".".fmt
-    set title sprintf("Task %s: BLEU-4 of the test set against source length\n" . \
-                      "(bins of 5 lengths; mean over %d seed(s), band = min-max)", task, \
+    set title sprintf(tr("bleu_title", "Task %s: BLEU-4 of the test set against source length\n" . \
+                      "(bins of 5 lengths; mean over %d seed(s), band = min-max)"), task, \
                       seeds) noenhanced
     set border 3
     set tics nomirror out
     set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
-    set xlabel "source length (words)"
-    set ylabel "BLEU-4 (0-100)"
+    set xlabel tr("bleu_x", "source length (words)")
+    set ylabel tr("bleu_y", "BLEU-4 (0-100)")
     set xrange [0:len_top + 2]
     set yrange [0:105]
     set key below horizontal maxrows 2 noenhanced
@@ -119,7 +124,7 @@ do for [fmt in formats] {
              (100 * column("bleu_max")) with filledcurves @band lc rgb hue[i] notitle, \
          for [i = 1:n_models] data using (middle(i)):(100 * column("bleu_mean")) \
              with @mean lc rgb hue[i] \
-             title sprintf("%s (all: %.1f)", pretty(model(i)), 100 * overall[i])
+             title sprintf(tr("bleu_key", "%s (all: %.1f)"), pretty(model(i)), 100 * overall[i])
     unset object 1
     set output
 }

@@ -47,6 +47,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/budget.tsv"
 at_data = dir."/budget_at.tsv"
 out  = figs."/budget"
@@ -104,15 +109,15 @@ mid  = "lines lw 2"
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 1300, 980 font "sans,12" enhanced
+        set terminal pngcairo size 1300, 980 font face.",12" enhanced
     } else {
-        set terminal svg size 1300, 980 dynamic enhanced font "sans,12" \
+        set terminal svg size 1300, 980 dynamic enhanced font face.",12" \
             name "budget" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
-        title sprintf("Task %s: validation accuracy against training budget, lengths %d–%d " . \
-                      "(line = median over %d seed(s), band = min–max)", \
+        title sprintf(tr("bud_title", "Task %s: validation accuracy against training budget, lengths %d–%d " . \
+                      "(line = median over %d seed(s), band = min–max)"), \
                       task, train_min, train_max, seeds) font ",14" noenhanced
     set border 3
     set tics nomirror out
@@ -126,19 +131,19 @@ do for [fmt in formats] {
     do for [row = 1:2] {
         do for [col = 1:2] {
             x = col == 1 ? "step" : "seconds_median"
-            set xlabel (col == 1 ? "training steps (log scale)" \
-                                 : "training seconds (log scale, median over seeds)")
+            set xlabel (col == 1 ? tr("bud_x_steps", "training steps (log scale)") \
+                                 : tr("bud_x_secs", "training seconds (log scale, median over seeds)"))
             lo = row == 1 ? "seq_min" : "tok_min"
             hi = row == 1 ? "seq_max" : "tok_max"
             md = row == 1 ? "seq_median" : "tok_median"
             if (row == 1) {
-                set title sprintf("Whole sequences right at length %d, against %s", \
-                                  train_max, col == 1 ? "steps" : "seconds")
-                set ylabel sprintf("sequence accuracy at L = %d (greedy)", train_max)
+                set title sprintf(tr("bud_seq_title", "Whole sequences right at length %d, against %s"), \
+                                  train_max, col == 1 ? tr("steps", "steps") : tr("seconds", "seconds"))
+                set ylabel sprintf(tr("bud_seq_y", "sequence accuracy at L = %d (greedy)"), train_max)
             } else {
-                set title sprintf("Validation token accuracy, against %s", \
-                                  col == 1 ? "steps" : "seconds")
-                set ylabel sprintf("token accuracy, L = %d–%d (greedy)", train_min, train_max)
+                set title sprintf(tr("bud_tok_title", "Validation token accuracy, against %s"), \
+                                  col == 1 ? tr("steps", "steps") : tr("seconds", "seconds"))
+                set ylabel sprintf(tr("bud_tok_y", "token accuracy, L = %d–%d (greedy)"), train_min, train_max)
             }
             meas = row == 1 ? "val_seq_acc_max" : "val_token_acc"
             ax = col == 1 ? "steps_median" : "seconds_median"
@@ -162,9 +167,9 @@ do for [fmt in formats] {
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
     plot for [i = 1:n_models] NaN with @mid lc rgb hue[i] title pretty(model(i)), \
-         NaN with points pt 2 lw 2 ps 1.5 lc rgb "black" title "cap ended the run", \
-         NaN with points pt 7 ps 1.3 lc rgb "black" title "median at a level", \
-         NaN with points pt 6 ps 1.3 lc rgb "black" title "median not reached"
+         NaN with points pt 2 lw 2 ps 1.5 lc rgb "black" title tr("bud_capped", "cap ended the run"), \
+         NaN with points pt 7 ps 1.3 lc rgb "black" title tr("bud_at", "median at a level"), \
+         NaN with points pt 6 ps 1.3 lc rgb "black" title tr("bud_not", "median not reached")
 
     unset multiplot
     set output

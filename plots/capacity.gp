@@ -37,6 +37,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/capacity.tsv"
 out  = figs."/capacity"
 
@@ -68,26 +73,26 @@ of(b, col) = strcol("base") eq b ? column(col) : NaN
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 1000, 700 font "sans,12" enhanced
+        set terminal pngcairo size 1000, 700 font face.",12" enhanced
     } else {
-        set terminal svg size 1000, 700 dynamic enhanced font "sans,12" \
+        set terminal svg size 1000, 700 dynamic enhanced font face.",12" \
             name "capacity" background rgb "white"
     }
     set output out.".".fmt
-    set title sprintf("Task %s, trained on lengths %d–%d: reach against size " . \
-                      "(median over %d seed(s), bar = min–max)", task, train_min, \
+    set title sprintf(tr("cap_title", "Task %s, trained on lengths %d–%d: reach against size " . \
+                      "(median over %d seed(s), bar = min–max)"), task, train_min, \
                       train_max, seeds) font ",13" noenhanced
     set border 3
     set tics nomirror out
     set grid xtics ytics mxtics lc rgb "#D4D4D4" lw 1 dt 3
     set logscale x
     set format x "%.0s%c"
-    set xlabel "parameters (log scale)"
-    set ylabel "reach: longest length copied at ≥ 99% token accuracy"
+    set xlabel tr("cap_x", "parameters (log scale)")
+    set ylabel tr("cap_y", "reach: every length up to it at ≥ 99% token accuracy")
     set yrange [0:top * 1.15]
     set offsets graph 0.08, graph 0.12, 0, 0
     set key top left noenhanced
-    set label 1 sprintf("longest training length (%d)", train_max) \
+    set label 1 sprintf(tr("cap_longest", "longest training length (%d)"), train_max) \
         at graph 0.98, first train_max offset 0, 0.7 right tc rgb "#444444"
     plot for [b in bases] data using "params":(of(b, "reach_median")) \
              with lines lw 1.5 lc rgb colour(b) notitle, \

@@ -40,6 +40,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/cost.tsv"
 out  = figs."/cost"
 
@@ -91,7 +96,7 @@ do for [i = 1:n_models] {
         slope_f[i] = STATS_slope
     }
 }
-key_of(i, k) = pretty(model(i)) . (k == k ? sprintf(": slope %.2f", k) : "")
+key_of(i, k) = pretty(model(i)) . (k == k ? sprintf(tr("cost_slope", ": slope %.2f"), k) : "")
 
 # The ranges of each panel, and the guides: two lines from one point at Lg (two octaves
 # under the longest length), one of slope 1 and one of slope 2, over [Lg, L1]. The slope-2
@@ -123,24 +128,24 @@ tb = lowest(t0, tg) / 1.5
 fb = lowest(f0, fg) / 1.5
 stats data using "seeds" nooutput
 runs = int(STATS_max)
-how = runs > 1 ? sprintf("median over %d runs of one measurement each", runs) : \
-                 "one run, one measurement per length"
+how = runs > 1 ? sprintf(tr("cost_runs", "median over %d runs of one measurement each"), runs) : \
+                 tr("cost_run", "one run, one measurement per length")
 
 mean = "linespoints lw 2 pt 7 ps 0.8"
 refline = "lines lw 1.2 lc rgb '#999999'"
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 1400, 720 font "sans,12" enhanced
+        set terminal pngcairo size 1400, 720 font face.",12" enhanced
     } else {
-        set terminal svg size 1400, 720 dynamic enhanced font "sans,12" \
+        set terminal svg size 1400, 720 dynamic enhanced font face.",12" \
             name "cost" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout 1, 2 margins 0.08, 0.98, 0.1, 0.87 spacing 0.09 \
-        title "Cost against sequence length (log-log): one training step, forward + " . \
-              "backward, per sequence\n{/*0.85 time: ".how."; in the key, " . \
-              "the slope fitted to each model (1: ∝ L, 2: ∝ L²)}" font ",14"
+        title sprintf(tr("cost_title", "Cost against sequence length (log-log): one training " . \
+              "step, forward + backward, per sequence\n{/*0.85 time: %s; in the legend, " . \
+              "the slope fitted to each model (1: ∝ L, 2: ∝ L²)}"), how) font ",14"
 
     set border 3
     set tics nomirror out
@@ -153,28 +158,32 @@ do for [fmt in formats] {
     do for [e = 0:int(log(L1 / L0) / log(2) + 0.5)] {
         set xtics add (sprintf("%g", L0 * 2 ** e) L0 * 2 ** e)
     }
-    set xlabel "sequence length L (tokens, source and target each)"
+    set xlabel tr("cost_x", "sequence length L (tokens, source and target each)")
     set key top left reverse Left noenhanced samplen 2.5 spacing 1.2 opaque
 
     # ---- left: measured time ------------------------------------------------------------
-    set title "Measured training time per sequence"
-    set ylabel "time per sequence (ms, log scale)"
+    set title tr("cost_time_title", "Measured training time per sequence")
+    set ylabel tr("cost_time_y", "time per sequence (ms, log scale)")
     set yrange [tb:t1 * 3]
     set format y "%g"
-    set label 1 "slope 1 (∝ L)" at L1, ref(tg, L1, 1) offset 0.5, 0 left tc rgb "#777777"
-    set label 2 "slope 2 (∝ L²)" at L1, ref(tg, L1, 2) offset 0.5, 0 left tc rgb "#777777"
+    set label 1 tr("slope1", "slope 1 (∝ L)") at L1, ref(tg, L1, 1) offset 0.5, 0 left \
+        tc rgb "#777777"
+    set label 2 tr("slope2", "slope 2 (∝ L²)") at L1, ref(tg, L1, 2) offset 0.5, 0 left \
+        tc rgb "#777777"
     plot for [i = 1:n_models] data using "len":(of(i, "train_ms_per_seq")) \
              with @mean lc rgb hue[i] title key_of(i, slope_t[i]), \
          $guides using 1:2 with @refline dt 2 notitle, \
          $guides using 1:3 with @refline dt 1 notitle
 
     # ---- right: analytic FLOPs ----------------------------------------------------------
-    set title "Analytic FLOPs per sequence"
-    set ylabel "floating-point operations per sequence (log scale)"
+    set title tr("cost_flops_title", "Analytic FLOPs per sequence")
+    set ylabel tr("cost_flops_y", "floating-point operations per sequence (log scale)")
     set yrange [fb:f1 * 3]
     set format y "10^{%T}"
-    set label 1 "slope 1 (∝ L)" at L1, ref(fg, L1, 1) offset 0.5, 0 left tc rgb "#777777"
-    set label 2 "slope 2 (∝ L²)" at L1, ref(fg, L1, 2) offset 0.5, 0 left tc rgb "#777777"
+    set label 1 tr("slope1", "slope 1 (∝ L)") at L1, ref(fg, L1, 1) offset 0.5, 0 left \
+        tc rgb "#777777"
+    set label 2 tr("slope2", "slope 2 (∝ L²)") at L1, ref(fg, L1, 2) offset 0.5, 0 left \
+        tc rgb "#777777"
     plot for [i = 1:n_models] data using "len":(of(i, "flops_per_seq")) \
              with @mean lc rgb hue[i] title key_of(i, slope_f[i]), \
          $guides using 1:4 with @refline dt 2 notitle, \

@@ -44,6 +44,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/curves.tsv"
 out  = figs."/curves"
 
@@ -95,15 +100,15 @@ held = "lines lw 1.5 dt (6, 4)"   # the held-out validation set
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 1300, 980 font "sans,12" enhanced
+        set terminal pngcairo size 1300, 980 font face.",12" enhanced
     } else {
-        set terminal svg size 1300, 980 dynamic enhanced font "sans,12" \
+        set terminal svg size 1300, 980 dynamic enhanced font face.",12" \
             name "curves" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout 2, 2 margins 0.08, 0.98, 0.13, 0.9 spacing 0.09, 0.11 \
-        title sprintf("Task %s: training curves, lengths %d–%d " . \
-                      "(teacher forcing; line = mean over %d seed(s), band = min–max)", \
+        title sprintf(tr("curv_title", "Task %s: training curves, lengths %d–%d " . \
+                      "(teacher forcing; line = mean over %d seed(s), band = min–max)"), \
                       task, train_min, train_max, seeds) font ",14" noenhanced
 
     set border 3
@@ -114,17 +119,19 @@ do for [fmt in formats] {
     do for [row = 1:2] {
         # the x axis of this row: training steps, then training seconds
         x = row == 1 ? "step" : "seconds_mean"
-        set xlabel (row == 1 ? "training step" : "training time (seconds, mean over seeds)")
+        set xlabel (row == 1 ? tr("curv_x_step", "training step") \
+                             : tr("curv_x_time", "training time (seconds, mean over seeds)"))
         set xrange [0:*]
         set autoscale xfixmax
 
         # ---- loss, log scale ----------------------------------------------------------
-        set title (row == 1 ? "Training loss against step" : "Training loss against time")
-        set ylabel "loss (cross-entropy per token, nats; log scale)"
+        set title (row == 1 ? tr("curv_loss_step", "Training loss against step") \
+                            : tr("curv_loss_time", "Training loss against time"))
+        set ylabel tr("curv_loss_y", "loss (cross-entropy per token, nats; log scale)")
         set logscale y
         set yrange [*:*]
         set format y "%g"
-        set label 1 sprintf("uniform guess: ln %d ≈ %.2f", symbols, guess) \
+        set label 1 sprintf(tr("curv_guess", "uniform guess: ln %d ≈ %.2f"), symbols, guess) \
             at graph 0.98, first guess offset 0, 0.7 right tc rgb "#444444"
         plot for [i = 1:n_models] data using x:(of(i, "loss_min")):(of(i, "loss_max")) \
                  with filledcurves @band lc rgb hue[i] notitle, \
@@ -136,11 +143,12 @@ do for [fmt in formats] {
         unset logscale y
 
         # ---- teacher-forced token accuracy --------------------------------------------
-        set title (row == 1 ? "Token accuracy against step" : "Token accuracy against time")
-        set ylabel "token accuracy, teacher-forced (0–1)"
+        set title (row == 1 ? tr("curv_acc_step", "Token accuracy against step") \
+                            : tr("curv_acc_time", "Token accuracy against time"))
+        set ylabel tr("curv_acc_y", "token accuracy, teacher-forced (0–1)")
         set yrange [0:1.05]
         set format y "%.1f"
-        set label 1 sprintf("chance = 1/%d", symbols) \
+        set label 1 sprintf(tr("chance", "chance = 1/%d"), symbols) \
             at graph 0.98, first chance offset 0, 0.7 right tc rgb "#444444"
         plot for [i = 1:n_models] data using x:(of(i, "acc_min")):(of(i, "acc_max")) \
                  with filledcurves @band lc rgb hue[i] notitle, \
@@ -159,8 +167,8 @@ do for [fmt in formats] {
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
     plot for [i = 1:n_models] NaN with @mean lc rgb hue[i] title pretty(model(i)), \
-         NaN with lines lw 2 lc rgb "#444444" title "training (teacher-forced)", \
-         NaN with @held lc rgb "#444444" title "validation (greedy, held out)"
+         NaN with lines lw 2 lc rgb "#444444" title tr("curv_train", "training (teacher-forced)"), \
+         NaN with @held lc rgb "#444444" title tr("curv_val", "validation (greedy, held out)")
 
     unset multiplot
     set output

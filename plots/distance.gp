@@ -36,6 +36,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/distance.tsv"
 out  = figs."/distance"
 
@@ -79,32 +84,32 @@ height = 120 + 420 * rows
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size width, height font "sans,12" enhanced
+        set terminal pngcairo size width, height font face.",12" enhanced
     } else {
-        set terminal svg size width, height dynamic enhanced font "sans,12" \
+        set terminal svg size width, height dynamic enhanced font face.",12" \
             name "distance" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout rows, columns margins 0.07, 0.90, 0.12, 0.88 spacing 0.06, 0.12 \
-        title sprintf("Task %s: accuracy at each output position against its gap " . \
-                      "(trained lengths %d-%d; mean over %d seed(s); colour = length)", \
+        title sprintf(tr("dist_title", "Task %s: accuracy at each output position against its gap " . \
+                      "(trained lengths %d-%d; mean over %d seed(s); colour = length)"), \
                       task, train_min, train_max, seeds) font ",14" noenhanced
 
     set border 3
     set tics nomirror out
     set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
-    set xlabel "gap: steps from reading the symbol to writing it"
+    set xlabel tr("dist_x", "gap: steps from reading the symbol to writing it")
     set xrange [0:gap_max]
     set yrange [0:1.05]
     set ytics 0, 0.2, 1
     set cbrange [train_min:train_max]
-    set cblabel "sequence length L"
+    set cblabel tr("dist_cb", "sequence length L")
     set palette defined (0 "#0072B2", 0.5 "#009E73", 1 "#D55E00")
     unset key
 
     do for [i = 1:n_models] {
         set title pretty(model(i)) noenhanced
-        if ((i - 1) % columns == 0) { set ylabel "accuracy at that position (0-1)" } \
+        if ((i - 1) % columns == 0) { set ylabel tr("dist_y", "accuracy at that position (0-1)") } \
         else { unset ylabel }
         # the colour box once, beside the last panel of the first row
         if (i == columns || i == n_models && n_models < columns) { set colorbox } \

@@ -85,6 +85,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 out  = figs."/gates"
 parts = "enc dec"
 kinds = "gate_i gate_f gate_o cell"
@@ -188,14 +193,15 @@ cmax = abs(STATS_min) > cmax ? abs(STATS_min) : cmax
 cmax = abs(STATS_max) > cmax ? abs(STATS_max) : cmax
 cmax = cmax > 0 ? cmax : 1
 
-kind_name(g) = g eq "gate_i" ? "input gate i_t (1 = write the new input)" : \
-               g eq "gate_f" ? "forget gate f_t (1 = keep the memory)" : \
-               g eq "gate_o" ? "output gate o_t (1 = show the memory)" : \
-               "cell state c_t (the memory itself)"
-part_name(p) = p eq "enc" ? "Encoder" : "Decoder"
+kind_name(g) = g eq "gate_i" ? tr("gate_i", "input gate i_t (1 = write the new input)") : \
+               g eq "gate_f" ? tr("gate_f", "forget gate f_t (1 = keep the memory)") : \
+               g eq "gate_o" ? tr("gate_o", "output gate o_t (1 = show the memory)") : \
+               tr("gate_c", "cell state c_t (the memory itself)")
+part_name(p) = p eq "enc" ? tr("encoder", "Encoder") : tr("decoder", "Decoder")
 tokens_of(p) = p eq "enc" ? enc_tokens : dec_tokens
 steps_of(p) = p eq "enc" ? enc_steps : dec_steps
-steps_name(p) = p eq "enc" ? "source step (token read)" : "output step (token written)"
+steps_name(p) = p eq "enc" ? tr("gate_x_enc", "source step (token read)") : \
+                tr("gate_x_dec", "output step (token written)")
 
 # Layout in pixels: 4 rows × 2 columns of panels (one band of 26 px per unit), colour
 # scales on the right, the overview of every unit at the bottom.
@@ -205,17 +211,18 @@ W = left + 2 * pw + gap + right
 H = top + 4 * ph + 3 * vgap + bottom
 lstm_name = group eq "lstm" ? "LSTM" : "LSTM (".pretty(group).")"
 # (drawn without enhanced text: the task's name is any file name)
-heading = sprintf("%s: the %d units of %d with the longest memory, over one example", \
-                  lstm_name, K, units) . (strlen(task) > 0 ? " (task ".task.")" : "") . "\n" . \
-          "units sorted by their mean forget gate, highest at the top; " . \
-          "x: the steps, labelled with their tokens; gates 0 = closed (white) … " . \
-          "1 = open (dark)"
+heading = sprintf(tr("gate_title", "%s: the %d units of %d with the longest memory, over " . \
+                     "one example"), lstm_name, K, units) . \
+          (strlen(task) > 0 ? sprintf(tr("gate_task", " (task %s)"), task) : "") . "\n" . \
+          tr("gate_sub", "units sorted by their mean forget gate, highest at the top; " . \
+             "x: the steps, labelled with their tokens; gates 0 = closed (white) … " . \
+             "1 = open (dark)")
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size W, H font "sans,12" enhanced
+        set terminal pngcairo size W, H font face.",12" enhanced
     } else {
-        set terminal svg size W, H dynamic enhanced font "sans,12" \
+        set terminal svg size W, H dynamic enhanced font face.",12" \
             name "gates" background rgb "white"
     }
     set output out.".".fmt
@@ -223,7 +230,7 @@ do for [fmt in formats] {
     set tics out nomirror
     # one tic per chosen unit, labelled with its number
     set ytics () font ",11"
-    do for [r = 1:K] { set ytics add (sprintf("unit %d", chosen[r]) r - 1) }
+    do for [r = 1:K] { set ytics add (sprintf(tr("gate_unit", "unit %d"), chosen[r]) r - 1) }
     set yrange [K - 0.5:-0.5]
 
     do for [r = 1:4] {
@@ -234,12 +241,12 @@ do for [fmt in formats] {
                                  0.5 "#F4A582", 1 "#B2182B")
             set cbrange [-cmax:cmax]
             set cbtics autofreq
-            set cblabel "cell value"
+            set cblabel tr("gate_cell_cb", "cell value")
         } else {
             set palette defined (0 "#FFFFFF", 0.3 "#DADAEB", 0.6 "#9E9AC8", 1 "#3F007D")
             set cbrange [0:1]
             set cbtics 0, 0.25, 1
-            set cblabel "gate value"
+            set cblabel tr("gate_cb", "gate value")
         }
         do for [c = 1:2] {
             p = word(parts, c)
@@ -275,15 +282,15 @@ do for [fmt in formats] {
     set rmargin at screen 1.0 * (left + 2 * pw + gap) / W
     set bmargin at screen 80.0 / H
     set tmargin at screen (80.0 + oh) / H
-    set title sprintf("Mean forget gate of all %d units, sorted from the highest " . \
-                      "(dark: the %d shown above)", units, K) font ",12"
+    set title sprintf(tr("gate_means_title", "Mean forget gate of all %d units, sorted from " . \
+                      "the highest (dark: the %d shown above)"), units, K) font ",12"
     set xrange [0.5:units + 0.5]
     set yrange [0:1.05]
     set xtics autofreq font ",11"
     set ytics 0, 0.25, 1 font ",11"
     set grid ytics lc rgb "#D4D4D4" dt 3
-    set xlabel "units, by rank of their mean forget gate"
-    set ylabel "mean f_t"
+    set xlabel tr("gate_means_x", "units, by rank of their mean forget gate")
+    set ylabel tr("gate_means_y", "mean f_t")
     set style fill solid 1.0 noborder
     set boxwidth 0.8
     plot $means using 1:($3 > 0 ? NaN : $2) with boxes lc rgb "#BCBDDC" notitle, \

@@ -38,6 +38,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/positions.tsv"
 out  = figs."/positions"
 
@@ -82,8 +87,9 @@ if (!exists("seeds")) {
     seeds = int(STATS_max)
 }
 n_panels = words(position_lengths)
-where(L) = L > train_max ? "longer than any trained" : \
-           L < train_min ? "shorter than any trained" : "inside the trained lengths"
+where(L) = L > train_max ? tr("longer", "longer than any trained") : \
+           L < train_min ? tr("shorter", "shorter than any trained") : \
+           tr("inside", "inside the trained lengths")
 
 band = "fs transparent solid 0.22 noborder"
 mean = "linespoints lw 2 pt 7 ps 0.5"
@@ -91,35 +97,36 @@ width = 200 + 440 * n_panels
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size width, 660 font "sans,12" enhanced
+        set terminal pngcairo size width, 660 font face.",12" enhanced
     } else {
-        set terminal svg size width, 660 dynamic enhanced font "sans,12" \
+        set terminal svg size width, 660 dynamic enhanced font face.",12" \
             name "positions" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout 1, n_panels margins 0.07, 0.98, 0.22, 0.86 spacing 0.05 \
-        title sprintf("Task %s: accuracy at each output position " . \
-                      "(greedy decoding; line = mean over %d seed(s), band = min–max)", \
+        title sprintf(tr("pos_title", "Task %s: accuracy at each output position " . \
+                      "(greedy decoding; line = mean over %d seed(s), band = min–max)"), \
                       task, seeds) font ",14" noenhanced
 
     set border 3
     set tics nomirror out
     set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
-    set xlabel "output position (1 = first token written)"
+    set xlabel tr("pos_x", "output position (1 = first token written)")
     set yrange [0:1.16]
     set ytics 0, 0.2, 1
     unset key
 
     do for [p = 1:n_panels] {
         L = int(word(position_lengths, p))
-        set title sprintf("L = %d (%s)", L, where(L))
+        set title sprintf(tr("pos_panel", "L = %d (%s)"), L, where(L))
         set xrange [0.5:L + 0.5]
-        if (p == 1) { set ylabel "accuracy at that position (0–1)" } else { unset ylabel }
+        if (p == 1) { set ylabel tr("at_position_y", "accuracy at that position (0–1)") } \
+        else { unset ylabel }
         # Positions past the longest trained length: no training sequence had them.
         if (L > train_max) {
             set object 1 rect from train_max + 0.5, graph 0 to L + 0.5, graph 1 behind \
                 fc rgb "#EEEEEE" fs solid 1.0 noborder
-            set label 1 sprintf("positions > %d:\nnever trained", train_max) \
+            set label 1 sprintf(tr("pos_never", "positions > %d:\nnever trained"), train_max) \
                 at (train_max + L + 1) / 2.0, graph 0.93 center tc rgb "#555555"
         } else {
             unset object 1
@@ -141,7 +148,7 @@ do for [fmt in formats] {
     set xrange [0:1]; set yrange [0:1]
     set key center center horizontal maxrows 1 samplen 3 noenhanced
     plot for [i = 1:n_models] NaN with @mean lc rgb hue[i] title pretty(model(i)), \
-         NaN with lines dt 2 lw 1.5 lc rgb "#444444" title sprintf("chance = 1/%d", symbols)
+         NaN with lines dt 2 lw 1.5 lc rgb "#444444" title sprintf(tr("chance", "chance = 1/%d"), symbols)
 
     unset multiplot
     set output

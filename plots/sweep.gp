@@ -32,6 +32,11 @@ if (!exists("figs")) { figs = dir."/figures" }
 # The formats to draw, each a file: PNG and SVG (attnlab report), or what formats= names
 # ("svg" in the page in the browser).
 if (!exists("formats")) { formats = "png svg" }
+# The words of the figure: tr(KEY, ENGLISH) is the English, unless figure_vars.gp gives
+# the label in Chinese as zh_KEY (attnlab report --lang zh, where a Chinese font is
+# installed); label_font then names that font.
+tr(key, en) = exists("zh_".key) ? value("zh_".key) : en
+face = exists("label_font") ? label_font : "sans"
 data = dir."/sweep.tsv"
 out  = figs."/sweep"
 
@@ -68,27 +73,27 @@ if (!exists("seeds")) { seeds = 1 }
 
 do for [fmt in formats] {
     if (fmt eq "png") {
-        set terminal pngcairo size 1200, 560 font "sans,12" enhanced
+        set terminal pngcairo size 1200, 560 font face.",12" enhanced
     } else {
-        set terminal svg size 1200, 560 dynamic enhanced font "sans,12" \
+        set terminal svg size 1200, 560 dynamic enhanced font face.",12" \
             name "sweep" background rgb "white"
     }
     set output out.".".fmt
     set multiplot layout 1, 2 margins 0.08, 0.98, 0.22, 0.86 spacing 0.09 \
-        title sprintf("Task %s: the learning-rate sweep (median over up to %d seed(s), " . \
-                      "bar = min-max)", task, seeds) font ",14" noenhanced
+        title sprintf(tr("sweep_title", "Task %s: the learning-rate sweep (median over up to %d " . \
+                      "seed(s), bar = min-max)"), task, seeds) font ",14" noenhanced
     set border 3
     set tics nomirror out
     set grid xtics ytics lc rgb "#D4D4D4" lw 1 dt 3
     set logscale x
     set xrange [lr_lo:lr_hi]
-    set xlabel "learning rate (log scale)"
+    set xlabel tr("sweep_x", "learning rate (log scale)")
     set format x "%g"
     unset key
 
-    set title "steps to 0.99 validation token accuracy (open: not reached; more)"
+    set title tr("sweep_steps_title", "steps to 0.99 validation token accuracy (open: not reached; more)")
     set logscale y
-    set ylabel "steps (log scale)"
+    set ylabel tr("sweep_steps_y", "steps (log scale)")
     plot for [i = 1:n_bases] data using "lr":(of(i, "steps_median")):(of(i, "steps_min")): \
              (of(i, "steps_max")) with yerrorbars lw 1.5 pt 0 lc rgb own_colour(base(i)) \
              notitle, \
@@ -99,9 +104,9 @@ do for [fmt in formats] {
          for [i = 1:n_bases] data using "lr":(short(i)) \
              with points pt 6 ps 1.5 lw 2 lc rgb own_colour(base(i)) notitle
 
-    set title "best validation token accuracy"
+    set title tr("sweep_best_title", "best validation token accuracy")
     unset logscale y
-    set ylabel "accuracy (0-1)"
+    set ylabel tr("sweep_best_y", "accuracy (0-1)")
     set yrange [*:1.005]
     plot for [i = 1:n_bases] data using "lr":(best(i, "best_median")):(best(i, "best_min")): \
              (best(i, "best_max")) with yerrorlines lw 2 pt 7 ps 1 \
@@ -118,7 +123,7 @@ do for [fmt in formats] {
     set key center center horizontal maxrows 1 samplen 3 noenhanced
     plot for [i = 1:n_bases] NaN with linespoints lw 2 pt 7 lc rgb own_colour(base(i)) \
              title base(i), \
-         NaN with points pt 6 ps 1.5 lw 2 lc rgb "#444444" title "median run short of 0.99"
+         NaN with points pt 6 ps 1.5 lw 2 lc rgb "#444444" title tr("sweep_short", "median run short of 0.99")
     unset multiplot
     set output
     set lmargin -1; set rmargin -1; set bmargin -1; set tmargin -1

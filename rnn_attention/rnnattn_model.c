@@ -470,8 +470,8 @@ static const char *const rnnattn_variants[] = {"", "cell=lstm", "bidirectional=1
 /* What rnnattn_trace sends: the alignment, drawn by plots/attention.gp. */
 static const model_trace_kind rnnattn_traces[] = {
     {"alignment", "attention_rnn", MODEL_TRACE_ATTENTION, 0,
-     "Additive attention: row t is where output t looked; copying gives a diagonal.",
-     "加性注意力：第 t 行是输出 t 看向哪里；复制任务给出一条对角线。"},
+     "Additive attention: row t is where output t looked in the source.",
+     "加性注意力：第 t 行是写出输出 t 时在源序列中看向哪里。"},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

@@ -1,4 +1,5 @@
-/* test_glossary.c — the Chinese documents use the terms of their glossary.
+/* test_glossary.c — the Chinese documents, and every Chinese string the program writes,
+ * use the terms of their glossary.
  *
  * What is checked. docs/zh/glossary.md lists, in Markdown tables, each term the Chinese
  * documents use (first column) and the other renderings they must not use (last column,
@@ -9,6 +10,12 @@
  * is the chosen term.
  * The glossary must exist, reject at least the known doublets (two renderings of token
  * and of sequence accuracy), and be linked from docs/zh/labs/README.md.
+ *
+ * The program's Chinese is checked the same way, and against a few calques that are no
+ * term of the glossary (program_calques): every string literal of the C sources that
+ * holds Chinese, adjacent literals joined as the compiler joins them (the report page,
+ * the captions of report_figures.c, the figures' labels of report_labels.c, the
+ * sentences the models' traces add), and the browser page's words (plots/web).
  *
  * Runs from the top of the source tree, like the other suites. */
 #include <check.h>
@@ -170,6 +177,169 @@ START_TEST(documents_use_the_chosen_terms)
 }
 END_TEST
 
+/* ---- the program's Chinese ---------------------------------------------------------- */
+
+/* Renderings the program's strings must not use that are no row's rejection: phrases
+ * rather than terms, and the words the glossary's rows name in their meaning. */
+static const char *const program_calques[][2] = {
+    {"面板", "子图"},
+    {"尖锐", "集中"},
+    {"不是一个结果", "一句完整的说法，例如'这不能当作结论'"},
+    {"携带的距离", "所经过的距离"},
+    {"随机猜测的水平", "随机水平"},
+};
+
+/* Does s hold a CJK ideograph (U+4E00..U+9FFF: E4 B8 80 .. E9 BF BF in UTF-8)? */
+static int has_chinese(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p >= 0xE4 && *p <= 0xE9 && p[1] >= 0x80 && p[2] >= 0x80)
+            return 1;
+    return 0;
+}
+
+/* The string literals of the C source text, those holding Chinese only, each with the
+ * literals adjacent to it joined (as the compiler joins them: across white space,
+ * comments and a backslash-newline), one a line, each line "LINE<TAB>text", into out
+ * (NUL-terminated; free it). Escapes are kept as written. Returns how many. */
+static size_t chinese_literals(const char *src, char **out)
+{
+    size_t len = 0, n = 0;
+    FILE *f = open_memstream(out, &len);
+    ck_assert_ptr_nonnull(f);
+    char *cur = NULL; /* the literal being joined */
+    size_t cur_len = 0;
+    FILE *c = NULL;
+    int line = 1, start = 0;
+    for (const char *p = src; *p;) {
+        int ends = 0; /* does what is read here end the literal being joined? */
+        if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            for (const char *q = p; q < (e ? e : p + strlen(p)); q++)
+                line += *q == '\n';
+            p = e ? e + 2 : p + strlen(p);
+        } else if (p[0] == '/' && p[1] == '/') {
+            p += strcspn(p, "\n");
+        } else if (*p == '\'') { /* a character constant: not text */
+            for (p++; *p && *p != '\''; p += *p == '\\' && p[1] ? 2 : 1)
+                ;
+            p += *p == '\'';
+            ends = 1;
+        } else if (*p == '"') {
+            if (!c) {
+                c = open_memstream(&cur, &cur_len);
+                ck_assert_ptr_nonnull(c);
+                start = line;
+            }
+            for (p++; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1])
+                    fputc(*p++, c);
+                fputc(*p, c);
+            }
+            p += *p == '"';
+        } else if (*p == '\\' && p[1] == '\n') {
+            p += 2;
+            line++;
+        } else if (strchr(" \t\r\n", *p)) {
+            line += *p == '\n';
+            p++;
+        } else {
+            p++;
+            ends = 1;
+        }
+        if (ends && c) {
+            fclose(c);
+            c = NULL;
+            if (has_chinese(cur)) {
+                fprintf(f, "%d\t%s\n", start, cur);
+                n++;
+            }
+            free(cur);
+            cur = NULL;
+        }
+    }
+    if (c) {
+        fclose(c);
+        free(cur);
+    }
+    fclose(f);
+    return n;
+}
+
+/* The first rejected rendering (a row's, or one of program_calques) in the Chinese
+ * literals of the C file path, as a message in msg ("" when none); *found counts the
+ * literals read. */
+static void program_rejected(const char *path, const row *rows, size_t nrows, size_t *found,
+                             char *msg, size_t n)
+{
+    char *src = ru_slurp(path, NULL), *lits = NULL;
+    ck_assert_msg(src != NULL, "cannot read %s", path);
+    *found += chinese_literals(src, &lits);
+    free(src);
+    msg[0] = '\0';
+    for (const char *l = lits; *l && !msg[0]; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        char text[8192];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(l, "\n"), l);
+        for (size_t i = 0; i < nrows && !msg[0]; i++) {
+            const char *list = rows[i].rejected;
+            char bad[CELL];
+            while (!msg[0] && next_item(&list, bad, sizeof bad))
+                for (const char *p = strstr(text, bad); p && !msg[0]; p = strstr(p + 1, bad))
+                    if (!inside_term(text, p, strlen(bad), &rows[i]))
+                        snprintf(msg, n, "%.200s:%.*s: '%.100s' (the glossary uses '%.100s', "
+                                 "%s:%d)", path, (int)strcspn(text, "\t"), text, bad,
+                                 rows[i].terms, GLOSSARY, rows[i].line);
+        }
+        for (size_t i = 0; i < sizeof program_calques / sizeof program_calques[0] && !msg[0];
+             i++)
+            if (strstr(text, program_calques[i][0]))
+                snprintf(msg, n, "%.200s:%.*s: '%s' (say '%s')", path,
+                         (int)strcspn(text, "\t"), text, program_calques[i][0],
+                         program_calques[i][1]);
+    }
+    free(lits);
+}
+
+START_TEST(the_program_uses_the_chosen_terms)
+{
+    char *text = ru_slurp(GLOSSARY, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", GLOSSARY);
+    static row rows[MAX_ROWS];
+    const size_t nrows = read_rows(text, rows, MAX_ROWS);
+    free(text);
+    /* every C file of the program: what it prints, writes and draws */
+    static const char *const patterns[] = {"attnlab.c", "common/*/*.c", "lstm/*.c",
+                                           "rnn_attention/*.c", "transformer/*.c"};
+    size_t found = 0, files = 0;
+    for (size_t k = 0; k < sizeof patterns / sizeof patterns[0]; k++) {
+        glob_t g;
+        ck_assert_int_eq(glob(patterns[k], 0, NULL, &g), 0);
+        for (size_t i = 0; i < g.gl_pathc; i++, files++) {
+            char msg[1024];
+            const size_t before = found;
+            program_rejected(g.gl_pathv[i], rows, nrows, &found, msg, sizeof msg);
+            ck_assert_msg(msg[0] == '\0', "%s", msg);
+            /* the files that hold the page's and the figures' Chinese are read */
+            if (strstr(g.gl_pathv[i], "report_figures.c") ||
+                strstr(g.gl_pathv[i], "report_labels.c") ||
+                strstr(g.gl_pathv[i], "report_page.c"))
+                ck_assert_msg(found - before >= 10, "%s: only %zu Chinese strings read",
+                              g.gl_pathv[i], found - before);
+        }
+        globfree(&g);
+    }
+    ck_assert_msg(files >= 50 && found >= 150, "%zu Chinese strings in %zu files", found,
+                  files);
+    /* the browser page's words, read as text */
+    static const char *const pages[] = {"plots/web/page.js", "plots/web/page.html"};
+    for (size_t k = 0; k < 2; k++) {
+        char msg[1024];
+        find_rejected(pages[k], rows, nrows, msg, sizeof msg);
+        ck_assert_msg(msg[0] == '\0', "%s", msg);
+    }
+}
+END_TEST
+
 START_TEST(the_labs_link_the_glossary)
 {
     char *readme = ru_slurp("docs/zh/labs/README.md", NULL);
@@ -187,6 +357,7 @@ Suite *make_glossary_suite(void)
     tcase_set_timeout(tc, 60); /* every handout and key against every row (slow when sanitized) */
     tcase_add_test(tc, documents_use_the_chosen_terms);
     tcase_add_test(tc, the_labs_link_the_glossary);
+    tcase_add_test(tc, the_program_uses_the_chosen_terms);
     suite_add_tcase(s, tc);
     return s;
 }

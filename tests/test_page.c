@@ -197,10 +197,11 @@ START_TEST(page_follows_the_models_ops)
     const model_ops *const ops[] = {&plain_ops, &looker_ops};
     const report_facts fx = {.cfg = &c, .n_models = 2, .models = models, .runs = runs,
                              .ops = ops, .seeds = 1};
+    static const report_figure fig = {"x", {"attention_rnn"}, "The figure.", "图。",
+                                      {{0, NULL, NULL}}};
     report_drawn d = {.n = 1};
     d.fig[0].name = "attention_rnn";
-    d.fig[0].caption = "The figure.";
-    d.fig[0].caption_zh = "图。";
+    d.fig[0].from = &fig;
     report_set_lang(REPORT_EN);
     ck_assert_msg(report_write_page(out, &fx, &d, err, sizeof err) == 0, "%s", err);
     ru_fmt(path, sizeof path, "%s/report.html", out);

@@ -496,14 +496,14 @@ static const char *const tfm_variants[] = {"", "post_ln=1", "pos=learned", "pos=
 static const model_trace_kind tfm_traces[] = {
     {"enc_self.", "attention_enc_self", MODEL_TRACE_ATTENTION, 0,
      "Transformer encoder self-attention: every position sees every position.",
-     "Transformer 编码器自注意力：每个位置都能看到每个位置。"},
+     "Transformer 编码器自注意力：每个位置都能看到所有位置。"},
     {"dec_self.", "attention_dec_self", MODEL_TRACE_ATTENTION, 1,
      "Masked decoder self-attention: the upper triangle is empty, no position sees its "
      "future.",
-     "带掩码的解码器自注意力：上三角为空，没有位置能看到它的未来。"},
+     "带掩码的解码器自注意力：上三角为空，没有哪个位置能看到它之后的位置。"},
     {"cross.", "attention_cross", MODEL_TRACE_ATTENTION, 0,
      "Encoder-decoder (cross) attention: row t is where output t looked in the source.",
-     "编码器-解码器（交叉）注意力：第 t 行是输出 t 在源序列中看向哪里。"},
+     "编码器-解码器（交叉）注意力：第 t 行是写出输出 t 时在源序列中看向哪里。"},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

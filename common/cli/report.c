@@ -124,6 +124,8 @@ static int write_vars(FILE *f, const void *p)
     fputs("task = ", f);
     gp_squote(f, v->task);
     fprintf(f, "\ntraced = \"%s\"\n", v->traced);
+    if (v->fx->label_font) /* a Chinese report, with a font that draws Chinese */
+        report_write_labels(f, v->fx->label_font);
     return ferror(f) ? -1 : 0;
 }
 
@@ -168,7 +170,11 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
     char task_word[CONFIG_TASK_MAX];
     task_short_name(fx->cfg->task, task_word, sizeof task_word);
     int rc;
-    if (!gp_string_ok(models)) {
+    if (fx->label_font && !gp_string_ok(fx->label_font)) {
+        snprintf(err, n, "figure_vars.gp: the font's name is not passed to gnuplot "
+                 "(accepted: letters, digits and _.:=,+-)");
+        rc = -1;
+    } else if (!gp_string_ok(models)) {
         char shown[100];
         snprintf(err, n, "figure_vars.gp: '%s' is not passed to gnuplot (accepted: letters, "
                  "digits and _.:=,+-)", rundir_printable(models, shown, sizeof shown));

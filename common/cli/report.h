@@ -57,15 +57,43 @@ typedef struct report_facts {
     int have_distance; /* some model's task has a gap per position (distance.tsv) */
     int have_bleu;     /* some run has BLEU counts (eval_bleu.tsv: a file task) */
     int have_lrsweep;  /* some model was trained at several rates (sweep.tsv) */
+    size_t shortest;   /* the shortest length evaluated (0: not known) */
+    /* The font family of the figures' Chinese labels (report_cjk_font), or NULL: the
+     * figures keep their English labels (report_write_vars writes none). */
+    const char *label_font;
 } report_facts;
 
-/* One figure script (plots/SCRIPT.gp): the figures it draws and the sentence shown under
- * them, "what to look for", in English and in Chinese. */
+/* What a caption depends on: the task and the models the figures show. Sentences true of
+ * one task only (a diagonal in copy) or of a set of models only (the model without
+ * attention beside the one with it) are said where they hold and nowhere else. */
+enum {
+    REPORT_COPY = 1,    /* task copy */
+    REPORT_REVERSE = 2, /* task reverse */
+    REPORT_FILE = 4,    /* a task read from a file (--task file:PATH) */
+    REPORT_OTHER = 8,   /* any other generated task */
+    REPORT_ONE = 16,     /* one model (one group of runs) */
+    REPORT_SEVERAL = 32, /* several models */
+    REPORT_CONTRAST = 64, /* a model without attention beside one with it */
+    REPORT_NO_CONTRAST = 128, /* no such pair: one model, or models alike */
+    REPORT_SHORTER = 256, /* lengths shorter than any trained length were evaluated */
+};
+
+/* One sentence of a caption and when it holds: every bit of `when` must be among those of
+ * the scene (report_scene_of); when = 0, always. */
+typedef struct report_note {
+    unsigned when;
+    const char *en, *zh;
+} report_note;
+
+/* One figure script (plots/SCRIPT.gp): the figures it draws and the sentences shown under
+ * them, "what to look for", in English and in Chinese: the caption, true of every task
+ * and any set of models, then the notes whose conditions the report meets. */
 typedef struct report_figure {
     const char *script;     /* plots/NAME.gp */
     const char *outputs[4]; /* figures it draws (without extension), NULL after the last */
     const char *caption;
     const char *caption_zh;
+    report_note notes[6]; /* those used first, then {0, NULL, NULL} */
 } report_figure;
 
 /* Every figure script, in the order reports run and show them (report_figures.c): the one
@@ -73,19 +101,28 @@ typedef struct report_figure {
 #define REPORT_N_FIGURES 11
 extern const report_figure report_figures[REPORT_N_FIGURES];
 
+/* The scene of a report: the REPORT_ bits of its task and of the models of fx, and
+ * REPORT_SHORTER when fx->shortest is below the training range. */
+unsigned report_scene_of(const report_facts *fx);
+
+/* Writes the caption of fig for scene (report_scene_of) on f, in Chinese when zh: the
+ * caption, then each note that holds, separated by a space in English. Plain text (the
+ * caller escapes it for HTML: write it into a buffer first). */
+void report_caption(FILE *f, const report_figure *fig, unsigned scene, int zh);
+
 /* The figures one report drew, in the order the page shows them. */
 #define REPORT_MAX_FIGURES 44 /* 4 outputs for each of 11 scripts (report_draw.c checks it) */
 typedef struct report_drawn {
     size_t n;
     struct {
         const char *name;       /* figures/NAME.png and NAME.svg */
-        const char *caption;    /* the sentence under it; outputs of one script share one */
-        const char *caption_zh; /* the same in Chinese */
+        const report_figure *from; /* the script that drew it: its caption, shared by
+                                      the outputs of one script */
     } fig[REPORT_MAX_FIGURES];
 } report_drawn;
 
-/* The languages the page is written in: its headings, captions and table heads (the
- * figures themselves are drawn in English). */
+/* The languages the page is written in: its headings, captions and table heads, and the
+ * labels of its figures where a Chinese font is installed (report_cjk_font). */
 typedef enum { REPORT_EN, REPORT_ZH } report_lang;
 #define REPORT_LANGS "en, zh" /* what --lang accepts, for messages */
 
@@ -95,6 +132,9 @@ int report_lang_parse(const char *code, report_lang *lang);
 /* Chooses the language of the pages this process writes (REPORT_EN until called). One
  * report runs per process, so this is a setting of the program, like a flag. */
 void report_set_lang(report_lang lang);
+
+/* The language report_set_lang chose. */
+report_lang report_get_lang(void);
 
 /* The file report_write_page writes in the language chosen: "report.html" in English,
  * "report.zh.html" in Chinese (so a comparison can hold both). */
@@ -106,14 +146,33 @@ const char *report_page_name(void);
  * line in err naming the first that is not. */
 int report_check_out(const char *out, const report_facts *fx, char *err, size_t n);
 
+/* The family of a font that draws Chinese, as fontconfig names it (`fc-list :lang=zh`:
+ * "WenQuanYi Micro Hei", "Noto Sans CJK SC", "PingFang SC"), into buf (n bytes); a
+ * Regular sans face before a monospaced one. Returns 0, or -1 when none is installed,
+ * fc-list is missing, or the name holds a character figure_vars.gp does not take. */
+int report_cjk_font(char *buf, size_t n);
+
+/* The Chinese words of the figures: each plots/NAME.gp says a label as tr("KEY",
+ * "English"), which is the value of zh_KEY when figure_vars.gp defines it and the English
+ * otherwise (report_labels.c). Ended by {NULL, NULL}. */
+typedef struct report_label {
+    const char *key;
+    const char *zh;
+} report_label;
+extern const report_label report_labels_zh[];
+
+/* Writes the Chinese labels to f as gnuplot assignments, zh_KEY = "...", and
+ * label_font = "FONT" (FONT as report_cjk_font found it). */
+void report_write_labels(FILE *f, const char *font);
+
 /* Writes out/figure_vars.gp, which every figure script loads: numbers (training range,
  * symbols, seeds), the model names and position lengths as strings of letters, digits
  * and _.:=,+- between double quotes (anything else is refused), the task's name as any
  * text in single quotes ('' for a quote, a control character as '?'), and traced, the
  * models whose out/trace/NAME/trace_vars.gp exists (so call it after
- * report_copy_traces): a script cannot ask whether a file exists without a shell. Then
- * out/task.txt: the task's name as one line of text. Returns 0, or -1 with one line in
- * err (n bytes). */
+ * report_copy_traces): a script cannot ask whether a file exists without a shell; with
+ * fx->label_font, the figures' Chinese labels (report_write_labels). Then out/task.txt:
+ * the task's name as one line of text. Returns 0, or -1 with one line in err (n bytes). */
 int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);
 
 /* Copies the TSV files of RUN/trace/ into out/trace/NAME/ for each model NAME and its

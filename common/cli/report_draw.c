@@ -1,5 +1,5 @@
 /* report_draw.c — drawing a comparison's figures with gnuplot, and nothing else with it
- * (see report.h).
+ * (see report.h); and asking fontconfig for a font that draws Chinese (report_cjk_font).
  *
  * Design. The figure scripts (plots/NAME.gp) are the only place that knows what a figure
  * shows; this file knows their names and the figures each one draws from the table
@@ -362,6 +362,51 @@ static const char *shell_word(const char *s, char *buf, size_t n)
     return buf;
 }
 
+/* ---- a font for Chinese labels -------------------------------------------------------- */
+
+/* Is s a font family figure_vars.gp can hold between double quotes: letters, digits,
+ * spaces and _.:=,+- (the characters report.c's gp_string_ok takes), and not empty? */
+static int family_ok(const char *s)
+{
+    return *s && s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789 _.:=,+-")] == '\0';
+}
+
+int report_cjk_font(char *buf, size_t n)
+{
+    /* the faces preferred, in order: sans faces made for Simplified Chinese (Debian's
+     * fonts-noto-cjk and fonts-wqy-*, then macOS's own); any other is taken after them */
+    static const char *const liked[] = {"Noto Sans CJK SC", "Source Han Sans SC",
+                                        "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
+                                        "PingFang SC", "Hiragino Sans GB", "Heiti SC",
+                                        "STHeiti"};
+    enum { N_LIKED = sizeof liked / sizeof liked[0] };
+    /* a constant command: nothing read or typed reaches the shell */
+    FILE *p = popen("fc-list --format '%{family[0]}\\n' :lang=zh 2>/dev/null", "r");
+    if (!p)
+        return -1;
+    char line[256], other[256] = "";
+    size_t best = N_LIKED;
+    while (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!family_ok(line) || strstr(line, "Mono"))
+            continue; /* a name figure_vars.gp does not take, or a monospaced face */
+        size_t k = 0;
+        while (k < N_LIKED && strcmp(line, liked[k]) != 0)
+            k++;
+        if (k < best)
+            best = k;
+        else if (k == N_LIKED && (!other[0] || strcmp(line, other) < 0))
+            snprintf(other, sizeof other, "%s", line); /* the same whatever fc-list's order */
+    }
+    (void)pclose(p);
+    const char *font = best < N_LIKED ? liked[best] : other;
+    if (!font[0] || strlen(font) >= n)
+        return -1;
+    snprintf(buf, n, "%s", font);
+    return 0;
+}
+
 /* ---- drawing ------------------------------------------------------------------------- */
 
 int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FILE *f,
@@ -454,8 +499,7 @@ int report_draw(const char *out, const report_facts *fx, report_drawn *drawn, FI
                 continue;
             used[k] = 1;
             drawn->fig[drawn->n].name = fig->outputs[o];
-            drawn->fig[drawn->n].caption = fig->caption;
-            drawn->fig[drawn->n].caption_zh = fig->caption_zh;
+            drawn->fig[drawn->n].from = fig;
             drawn->n++;
             fprintf(f, "%s.gp: wrote %s/figures/%s.png and .svg\n", fig->script, shown,
                     fig->outputs[o]);

@@ -7,11 +7,10 @@
  * browser enlarges and smooths, so the cells blur; the PNG's cells are blocks of pixels
  * already. Every figure shrinks to the width of the page, none scrolls sideways; heat
  * maps (attention, gates) keep sharp cells (image-rendering: pixelated). Each image is
- * one <figure> with its own numbered caption directly under it ("Figure 3.", 「图 3」).
- * Under each attention figure, the weights it shows are printed as tables, one per
- * matrix, each cell coloured like the figure and titled with its query, key and value
- * (a screen shows the title under the pointer), read from the trace copies
- * report_copy_traces made.
+ * one <figure> with its own numbered caption directly under it ("Figure 3.", 「图 3」),
+ * chosen for the report's task and models (report_caption: no copy diagonal under a
+ * task read from a file, no model that the report does not show). Under each attention
+ * figure, the weights it shows are printed as tables (report_weights.c).
  *
  * Paper. The print style sheet (A4, report_style.c) keeps each figure with its caption
  * on one page and leaves out what only a screen can do: the tables of weights (folded
@@ -19,9 +18,11 @@
  * in print; an element of class paper, shown only in print, says where the weights are.
  *
  * Words. Every sentence of the page exists in both languages, side by side in one
- * table of pairs (the captions of the figures are report_draw.c's); the figures keep
- * their English labels. The Chinese page uses one set of terms: 逐词准确率 (token
- * accuracy), 整序列准确率 (sequence accuracy), 注意力, 编码器, 解码器.
+ * table of pairs (the captions of the figures are report_figures.c's). The figures of
+ * the Chinese page have Chinese labels where a Chinese font is installed
+ * (report_cjk_font), and the page says so once where they keep their English ones. The
+ * Chinese page uses the terms of docs/zh/glossary.md: 逐词准确率 (token accuracy),
+ * 整序列准确率 (sequence accuracy), 随机水平 (chance), 注意力, 编码器, 解码器.
  *
  * Nothing here trusts a file: every cell shown is escaped for HTML, and a table or
  * matrix that does not read as expected is left out (the manifest with a line on
@@ -57,6 +58,8 @@ int report_lang_parse(const char *code, report_lang *lang)
 
 void report_set_lang(report_lang lang) { page_lang = lang; }
 
+report_lang report_get_lang(void) { return page_lang; }
+
 const char *report_page_name(void)
 {
     return page_lang == REPORT_ZH ? "report.zh.html" : "report.html";
@@ -74,7 +77,10 @@ static const words
     W_MANIFEST = {"Manifest", "清单"},
     W_MANIFEST_P = {"How these results were made: the command, the build, the machine.",
                     "这些结果是如何得到的：命令、构建和机器。"},
-    W_FIG_NOTE = {"", "图中的坐标轴和图例为英文；每张图下方的说明为中文。"},
+    W_FIG_NOTE = {"", "这台机器上没有找到中文字体（fc-list :lang=zh 没有列出任何字体），所以图中"
+                      "的坐标轴和图例仍为英文；每张图下方的说明为中文。安装中文字体（Debian："
+                      "fonts-wqy-microhei）后再运行一次 attnlab report --lang zh，图中就会"
+                      "是中文。"},
     W_LENGTHS = {"Lengths shown: the shortest evaluated, the longest trained, twice that, "
                  "and the longest evaluated (every length is in accuracy.tsv and in the "
                  "first figure). Accuracy is the mean over seeds ± its standard deviation (none for "
@@ -94,19 +100,8 @@ static const words
     W_INSIDE = {"inside the training range", "在训练范围之内"},
     W_LONGEST = {"the longest trained length", "训练过的最长长度"},
     W_BEYOND = {"beyond the training range: never trained", "超出训练范围：从未训练过"},
-    W_VALUES = {"The weights of every cell (hover over a cell for its query and key)",
-                "每个格子的权重（鼠标停在格子上可看到它的查询和键）"},
-    W_VALUES_PAPER = {"The tables of weights are left out on paper: see this page on a "
-                      "screen, or the files beside it,",
-                      "纸上不印权重表格：请在屏幕上查看本页，或查看它旁边的文件"},
     W_FIGURE = {"Figure", "图"},
 
-    W_QUERY = {"query", "查询"},
-    W_KEY = {"key", "键"},
-    W_ROW = {"row", "行"},
-    W_COL = {"column", "列"},
-    W_MASKED = {"masked: a later step", "被掩码：之后的步"},
-    W_TOO_BIG = {"too large for a table; the values are in", "太大，不列成表；数值见"},
     W_ENDED = {"how its runs ended (convergence.tsv)", "运行如何结束（convergence.tsv）"},
     W_CAPPED = {"Some runs stopped before they reached the target, at the cap or at a "
                 "plateau below it (the last column says which): their accuracies are those "
@@ -117,22 +112,10 @@ static const words
                 "needed for fixed accuracies, a run that never got there counted as "
                 "more than its last step.",
                 "有些运行在达到目标之前就停止了，或是到了步数上限，或是停在低于目标的平台上"
-                "（最后一列写明是哪些）：它们的准确率"
-                "是被中途截断的模型的准确率，而不是这种结构能学到的水平。图中这样的模型随"
-                "长度下降，应读作一个仍在学习的运行的状态，而不是关于这个模型的结论；"
-                "budget_at.tsv 给出每个模型达到固定准确率所需的训练量，从未达到的运行记为"
-                "多于它的最后一步。"};
-
-/* The kind of matrix that the trace of group m of fx sends to figure name (the first,
- * when several do), or NULL: what a model's ops say it traces. */
-static const model_trace_kind *trace_kind(const report_facts *fx, size_t m, const char *name)
-{
-    const model_ops *ops = fx->ops ? fx->ops[m] : NULL;
-    for (const model_trace_kind *k = ops ? ops->traces : NULL; k && k->prefix; k++)
-        if (strcmp(k->figure, name) == 0)
-            return k;
-    return NULL;
-}
+                "（最后一列写明是哪一种）：它们的准确率是被中途截断的模型的准确率，而不是这种"
+                "结构能学到的水平。图中这类模型的准确率随长度下降，反映的是一个还在学习中的"
+                "运行，不能当作关于这个模型的结论；budget_at.tsv 给出每个模型达到固定准确率"
+                "所需的训练量，从未达到的运行记为多于它的最后一步。"};
 
 /* ---- the title and the summary -------------------------------------------------------- */
 
@@ -248,7 +231,8 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
         fprintf(f, "<th>%s</th>", T(*heads[h]));
     fputs("</tr>\n", f);
     int capped = 0;
-    size_t span = 1; /* the rows of the current model */
+    size_t shorter = 0; /* the shortest length shown below the training range, or 0 */
+    size_t span = 1;    /* the rows of the current model */
     for (size_t r = 0; r < t->rows; r++) {
         const char *group = tsv_get(t, r, (size_t)at[MODEL]);
         const int first = r == 0 || strcmp(tsv_get(t, r - 1, (size_t)at[MODEL]), group) != 0;
@@ -268,9 +252,12 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
             }
         }
         const char *len = tsv_get(t, r, (size_t)at[LEN]);
+        const size_t L = strtoul(len, NULL, 10);
+        if (L > 0 && L < fx->cfg->train_min && (!shorter || L < shorter))
+            shorter = L;
         fputs("<td>", f);
         report_html_text(f, len);
-        fprintf(f, "</td><td class=\"l\">%s</td>", role_of(strtoul(len, NULL, 10), fx->cfg));
+        fprintf(f, "</td><td class=\"l\">%s</td>", role_of(L, fx->cfg));
         /* one seed has no spread: its sd (0) is not shown */
         const int spread = strcmp(tsv_get(t, r, (size_t)at[SEEDS]), "1") != 0;
         for (int k = TOK; k <= SEQ; k += 2) {
@@ -294,153 +281,23 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
         fputs("</tr>\n", f);
     }
     fputs("</table></div>\n", f);
+    if (shorter) /* said where the page shows such a length (and in the accuracy figure's) */
+        fprintf(f, page_lang == REPORT_ZH
+                       ? "<p>短于 %zu 的长度（这里从 %zu 开始）比任何训练长度（%zu–%zu）都短："
+                         "模型从未见过这些长度，所以在那里准确率低，和超出训练范围时一样，说明"
+                         "模型没有把学到的东西用到没训练过的长度上。这不是记忆的问题，这么短的"
+                         "序列几乎不考验记忆。</p>\n"
+                       : "<p>Lengths below %zu (here from %zu) are shorter than any trained "
+                         "length (%zu–%zu): the models never saw them, so a low accuracy "
+                         "there, like one beyond the training range, shows a model that does "
+                         "not carry what it learnt to an untrained length. It is not a lapse "
+                         "of memory, which so short a sequence hardly tests.</p>\n",
+                fx->cfg->train_min, shorter, fx->cfg->train_min, fx->cfg->train_max);
     if (capped)
         fprintf(f, "<p><strong>%s</strong></p>\n", T(W_CAPPED));
 }
 
 /* ---- the figures ---------------------------------------------------------------------- */
-
-/* Orders trace names by layer and head as numbers ("x.l0.h2" before "x.l0.h10"). */
-static int cmp_trace(const void *a, const void *b)
-{
-    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-    unsigned lx = 0, hx = 0, ly = 0, hy = 0;
-    const char *px = strstr(x, ".l"), *py = strstr(y, ".l");
-    if (px && py && sscanf(px, ".l%u.h%u", &lx, &hx) == 2 &&
-        sscanf(py, ".l%u.h%u", &ly, &hy) == 2 && (lx != ly || hx != hy))
-        return lx != ly ? (lx > ly) - (lx < ly) : (hx > hy) - (hx < hy);
-    return strcmp(x, y);
-}
-
-/* The colour of weight fraction v (0..1) on the figures' palette, as #RRGGBB. */
-static void palette(double v, char hex[8])
-{
-    static const double at[] = {0, 0.15, 0.4, 0.7, 1};
-    static const unsigned rgb[] = {0xF0F5FB, 0xDEEBF7, 0x9ECAE1, 0x3182BD, 0x08306B};
-    v = v < 0 ? 0 : v > 1 ? 1 : v;
-    size_t k = 0;
-    while (k < 3 && v > at[k + 1])
-        k++;
-    const double w = (v - at[k]) / (at[k + 1] - at[k]);
-    unsigned c = 0;
-    for (int s = 16; s >= 0; s -= 8) {
-        const double lo = (rgb[k] >> s) & 255, hi = (rgb[k + 1] >> s) & 255;
-        c |= (unsigned)(lo + w * (hi - lo) + 0.5) << s;
-    }
-    snprintf(hex, 8, "#%06X", c & 0xFFFFFF);
-}
-
-/* One matrix as a table of coloured cells (scaled to its largest weight, as in the
- * figure), each titled with its query, key and value. masked: keys after the query are
- * hidden by the causal mask. */
-static void write_matrix(FILE *f, const tsv *t, const char *name, int masked)
-{
-    unsigned l, h;
-    const char *lh = strstr(name, ".l");
-    double max = 0, v;
-    for (size_t r = 0; r < t->rows; r++)
-        for (size_t c = 1; c < t->cols; c++)
-            if (tsv_number(t, r, c, &v, NULL, 0) != 0)
-                return;
-            else if (v > max)
-                max = v;
-    fputs("<table class=\"att\"><caption>", f);
-    if (lh && sscanf(lh, ".l%u.h%u", &l, &h) == 2)
-        fprintf(f, page_lang == REPORT_ZH ? "第 %u 层，第 %u 个头" : "layer %u, head %u", l, h);
-    fprintf(f, " (max %.3f)</caption>\n<tr><th></th>", max);
-    for (size_t c = 1; c < t->cols; c++) {
-        fputs("<th>", f);
-        report_html_text(f, t->cell[c]);
-        fputs("</th>", f);
-    }
-    fputs("</tr>\n", f);
-    for (size_t r = 0; r < t->rows; r++) {
-        fputs("<tr><th>", f);
-        report_html_text(f, tsv_get(t, r, 0));
-        fputs("</th>", f);
-        for (size_t c = 1; c < t->cols; c++) {
-            if (masked && c - 1 > r) {
-                fprintf(f, "<td class=\"x\" title=\"%s\"></td>", T(W_MASKED));
-                continue;
-            }
-            char hex[8];
-            (void)tsv_number(t, r, c, &v, NULL, 0);
-            const double frac = max > 0 ? v / max : 0;
-            palette(frac, hex);
-            fprintf(f, "<td style=\"background:%s%s\" title=\"%s ", hex,
-                    frac > 0.55 ? ";color:#fff" : "", T(W_QUERY));
-            report_html_text(f, tsv_get(t, r, 0));
-            fprintf(f, " (%s %zu) → %s ", T(W_ROW), r + 1, T(W_KEY));
-            report_html_text(f, t->cell[c]);
-            fprintf(f, " (%s %zu): %.4f\">%.2f</td>", T(W_COL), c, v, v);
-        }
-        fputs("</tr>\n", f);
-    }
-    fputs("</table>\n", f);
-}
-
-/* Under attention figure name: the tables of the matrices it was drawn from (the first
- * group of fx whose model's trace sends attention maps to it, as plots/attention.gp
- * chooses), found by the prefix of their kind. */
-static void write_values(FILE *f, const char *out, const report_facts *fx, const char *name)
-{
-    const char *group = NULL;
-    const model_trace_kind *kind = NULL;
-    for (size_t m = 0; !group && m < fx->n_models; m++)
-        if ((kind = trace_kind(fx, m, name)) != NULL && kind->what == MODEL_TRACE_ATTENTION)
-            group = fx->models[m];
-    char dir[AFILE_PATH_MAX], rel[AFILE_PATH_MAX];
-    const int fits = group && snprintf(rel, sizeof rel, "trace/%s", group) < (int)sizeof rel;
-    DIR *d = fits && afile_join(dir, sizeof dir, out, rel) == 0 ? opendir(dir) : NULL;
-    if (!d)
-        return;
-    /* every matrix of the figure, however many layers and heads: the list grows */
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const size_t l = strlen(e->d_name);
-        if (strncmp(e->d_name, kind->prefix, strlen(kind->prefix)) != 0 || l < 5 ||
-            strcmp(e->d_name + l - 4, ".tsv") != 0)
-            continue;
-        if (n == cap) {
-            char **grown = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
-            if (!grown)
-                break; /* out of memory: the tables found so far */
-            names = grown;
-        }
-        if ((names[n] = strdup(e->d_name)) != NULL)
-            n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(names, n, sizeof *names, cmp_trace);
-    if (n) {
-        fprintf(f, "<p class=\"paper\">%s ", T(W_VALUES_PAPER));
-        report_html_text(f, rel);
-        fprintf(f, "/*.tsv%s</p>\n<details class=\"screen\"><summary>%s</summary>\n"
-                "<div class=\"vals\">\n", page_lang == REPORT_ZH ? "。" : ".", T(W_VALUES));
-    }
-    for (size_t i = 0; i < n; i++) {
-        char path[AFILE_PATH_MAX], why[256];
-        tsv t;
-        if (afile_join(path, sizeof path, dir, names[i]) == 0 &&
-            tsv_read(&t, path, why, sizeof why) == 0) {
-            if (t.rows <= 64 && t.cols <= 65) {
-                write_matrix(f, &t, names[i], kind->masked);
-            } else {
-                fprintf(f, "<p>%s %s ", names[i], T(W_TOO_BIG));
-                report_html_text(f, rel);
-                fprintf(f, "/%s</p>\n", names[i]);
-            }
-            tsv_free(&t);
-        }
-        free(names[i]);
-    }
-    if (n)
-        fputs("</div></details>\n", f);
-    free(names);
-}
 
 /* ---- the page ------------------------------------------------------------------------- */
 
@@ -461,7 +318,7 @@ static void write_kind_captions(FILE *f, const report_facts *fx, const report_dr
     const char *said[16];
     size_t n_said = 0;
     for (size_t m = 0; m < fx->n_models; m++) {
-        const model_trace_kind *kind = trace_kind(fx, m, d->fig[k].name);
+        const model_trace_kind *kind = report_trace_kind(fx, m, d->fig[k].name);
         const char *about = !kind ? NULL : page_lang == REPORT_ZH ? kind->about_zh
                                                                   : kind->about;
         size_t i = 0;
@@ -479,7 +336,7 @@ static void write_kind_captions(FILE *f, const report_facts *fx, const report_dr
 static int has_kind_caption(const report_facts *fx, const report_drawn *d, size_t k)
 {
     for (size_t m = 0; m < fx->n_models; m++)
-        if (trace_kind(fx, m, d->fig[k].name) != NULL)
+        if (report_trace_kind(fx, m, d->fig[k].name) != NULL)
             return 1;
     return 0;
 }
@@ -500,8 +357,17 @@ static void write_figure(FILE *f, const page_ctx *c, size_t k, size_t first, siz
                                       : "<figcaption><strong>%s %zu.</strong>",
             T(W_FIGURE), number);
     if (k == first || !has_kind_caption(c->fx, d, k)) {
+        /* the caption with the notes that hold for this report, escaped as one text */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&text, &len);
+        if (m) {
+            report_caption(m, d->fig[k].from, report_scene_of(c->fx), page_lang == REPORT_ZH);
+            fclose(m);
+        }
         fputs(page_lang == REPORT_ZH ? "" : " ", f);
-        report_html_text(f, page_lang == REPORT_ZH ? d->fig[k].caption_zh : d->fig[k].caption);
+        report_html_text(f, text ? text : "");
+        free(text);
         write_kind_captions(f, c->fx, d, k);
     } else {
         write_kind_captions(f, c->fx, d, k);
@@ -512,7 +378,7 @@ static void write_figure(FILE *f, const page_ctx *c, size_t k, size_t first, siz
                     number - (k - first));
     }
     fputs("</figcaption>\n</figure>\n", f);
-    write_values(f, c->out, c->fx, d->fig[k].name);
+    report_weights(f, c->out, c->fx, d->fig[k].name, page_lang == REPORT_ZH);
 }
 
 /* The self-contained page: the summary, the figures as PNG, the manifest. */
@@ -529,12 +395,12 @@ static int write_page(FILE *f, const void *p)
     if (c->summary)
         write_summary(f, c->summary, c->fx, c->convergence);
     fprintf(f, "<h2>%s</h2>\n", T(W_FIGURES));
-    if (page_lang == REPORT_ZH && d->n)
-        fprintf(f, "<p>%s</p>\n", T(W_FIG_NOTE));
+    if (page_lang == REPORT_ZH && d->n && !c->fx->label_font)
+        fprintf(f, "<p>%s</p>\n", T(W_FIG_NOTE)); /* said once, here */
     /* one <figure> per image, numbered in the page's order; the outputs of one script
      * are consecutive and share a caption */
     for (size_t k = 0, first = 0; k < d->n; k++) {
-        if (k == 0 || d->fig[k - 1].caption != d->fig[k].caption)
+        if (k == 0 || d->fig[k - 1].from != d->fig[k].from)
             first = k;
         write_figure(f, c, k, first, k + 1);
     }

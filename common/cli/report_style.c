@@ -38,5 +38,9 @@ const char report_style[] =
     "tr{break-inside:avoid;page-break-inside:avoid}\n"
     "td,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
     ".sum,.man{overflow:visible}\n"
+    /* a number and its spread on one line; the words of a row wrap, but not letter by
+     * letter: the verdict column no longer takes the width the numbers need */
+    ".sum td{white-space:nowrap;padding:.2em .4em}.sum td.l{white-space:normal;"
+    "min-width:6em}\n"
     ".screen{display:none}.paper{display:block;color:#333}\n"
     "}\n";

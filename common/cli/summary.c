@@ -426,7 +426,8 @@ int summary_facts(const summary_ctx *c, summary_facts_buf *b)
     b->fx = (report_facts){.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng,
                            .models = b->names, .runs = runs, .ops = b->ops,
                            .position_lengths = c->poslens,
-                           .n_position_lengths = c->nposlens};
+                           .n_position_lengths = c->nposlens,
+                           .shortest = c->nlens ? c->lens[0] : 0};
     for (size_t m = 0; m < c->ng; m++) {
         b->names[m] = c->g[m].name;
         b->ops[m] = model_lookup(c->g[m].runs[0]->cfg.model); /* every run's was checked */

@@ -5,7 +5,8 @@
  * read, is summary.c's, which the browser page compiles too; this file adds what only
  * the program does: print for people, start gnuplot (report_draw.c) and write the page
  * of figures (report_page.c). A figure that failed is an error, but only after the page
- * shows every figure that was drawn.
+ * shows every figure that was drawn. A Chinese report asks fontconfig for a Chinese
+ * font first: with one, figure_vars.gp gives the figures Chinese labels.
  */
 #include "summary.h"
 
@@ -38,6 +39,21 @@ static int draw_and_page(const summary_ctx *c, const report_facts *fx, const cha
     return 0;
 }
 
+/* The font of the figures' Chinese labels, into font (n bytes), or NULL when none is
+ * installed: then the figures keep their English labels, said once here (and on the
+ * page). Nothing is said when there are no figure scripts to draw with. */
+static const char *chinese_labels(char *font, size_t n)
+{
+    if (report_cjk_font(font, n) == 0)
+        return font;
+    if (report_plots_dir())
+        fprintf(stderr, "attnlab report: no Chinese font found (fc-list :lang=zh lists "
+                "none): the figures keep their English labels; install one (Debian: "
+                "apt-get install fonts-wqy-microhei, which sh .ci/deps.sh does) and run the "
+                "report again\n");
+    return NULL;
+}
+
 int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, char *err,
                    size_t errn)
 {
@@ -45,10 +61,15 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
     summary_facts_buf b = {0};
     int rc = -1;
     if (summary_load(&c, runs, n, err, errn) == 0) {
-        if (summary_facts(&c, &b) != 0)
+        char font[128];
+        if (summary_facts(&c, &b) != 0) {
             snprintf(err, errn, "out of memory");
-        else if (summary_write_tables(&c, &b.fx, out, err, errn) == 0)
-            rc = draw_and_page(&c, &b.fx, out, f, err, errn);
+        } else {
+            if (report_get_lang() == REPORT_ZH)
+                b.fx.label_font = chinese_labels(font, sizeof font);
+            if (summary_write_tables(&c, &b.fx, out, err, errn) == 0)
+                rc = draw_and_page(&c, &b.fx, out, f, err, errn);
+        }
     }
     summary_facts_free(&b);
     summary_free(&c);
