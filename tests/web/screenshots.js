@@ -10,7 +10,7 @@
 //   for bad usage.
 'use strict';
 const path = require('path');
-const {chromium} = require('playwright-core');
+const {openPage, fillForm} = require('./helper.js');
 
 async function main() {
     const [html, out, exe] = process.argv.slice(2);
@@ -18,18 +18,10 @@ async function main() {
         process.stderr.write('usage: node tests/web/screenshots.js PAGE_HTML OUT_DIR [CHROMIUM]\n');
         process.exit(2);
     }
-    const browser = await chromium.launch({executablePath: exe || '/usr/bin/chromium',
-                                           args: ['--no-sandbox']});
+    const {browser, page} = await openPage(html, exe, {width: 1280, height: 900});
     try {
-        const page = await browser.newPage({viewport: {width: 1280, height: 900}});
-        await page.goto('file://' + path.resolve(html));
-        await page.click('button[data-lang=en]');
-        await page.fill('#train-min', '3');
-        await page.fill('#train-max', '8');
-        await page.selectOption('#preset', 'small');
-        await page.fill('#log-every', '25');
-        await page.fill('#stop-acc', '0.99');
-        await page.fill('#steps', '1500');
+        await fillForm(page, {models: ['lstm', 'rnn_attention', 'transformer'], lengths: [3, 8],
+                              preset: 'small', logEvery: 25, stopAcc: 0.99, steps: 1500});
         await page.click('#train');
         const cards = page.locator('article.run');
         const long = {timeout: 20 * 60 * 1000};
