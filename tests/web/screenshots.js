@@ -5,7 +5,8 @@
 //
 // usage: node tests/web/screenshots.js PAGE_HTML OUT_DIR [CHROMIUM]
 //   writes OUT_DIR/page-en.png and OUT_DIR/page-zh.png (1280 pixels wide, the runs from
-//   their heading down, at most 2400 pixels tall). playwright-core (tests/web, `npm ci`)
+//   their heading down, at most 2400 pixels tall) and OUT_DIR/page-all-en.png (the
+//   section of all runs together, in English). playwright-core (tests/web, `npm ci`)
 //   drives Debian's chromium; nothing is downloaded. Exit status 0, 1 on a failure, 2
 //   for bad usage.
 'use strict';
@@ -43,6 +44,16 @@ async function main() {
                                           height: Math.min(2400, box.height + 16)}});
             process.stdout.write(`wrote ${file}\n`);
         }
+        // every run together: the summary and the comparison figures, in English
+        await page.click('button[data-lang=en]');
+        await page.locator('#all [data-figure=budget] svg').waitFor(long);
+        await page.waitForFunction(() => !document.querySelector('#all.drawing'), null, long);
+        const all = await page.locator('#all').boundingBox();
+        const file = path.join(out, 'page-all-en.png');
+        await page.screenshot({path: file, fullPage: true,
+                               clip: {x: 0, y: all.y - 8, width: 1280,
+                                      height: Math.min(2400, all.height + 16)}});
+        process.stdout.write(`wrote ${file}\n`);
     } finally {
         await browser.close();
     }
