@@ -275,12 +275,14 @@ fuzz: deps
 # checked by its sha256; cached in build/web/). docs/web.md says what runs where.
 #   EMCC      emscripten's compiler (emcc); NODE runs what it builds (node)
 #   CHROMIUM  the browser the page's test drives (/usr/bin/chromium: Debian's chromium)
-#   WEB_SIMD  1 adds -msimd128 (WebAssembly SIMD) to GSL and the core, in build dirs of
-#             their own (the same bits either way; the speed is in docs/web.md)
+#   WEB_SIMD  1 (the default) compiles GSL and the core with -msimd128 (WebAssembly
+#             SIMD): the same bits as 0, and faster in Chromium (docs/performance.md,
+#             docs/web.md). Each has build dirs of its own (gsl-simd, obj-simd; gsl,
+#             obj); the outputs of WEB_SIMD=0 are named *-nosimd.
 EMCC     ?= emcc
 NODE     ?= node
 CHROMIUM ?= /usr/bin/chromium
-WEB_SIMD ?= 0
+WEB_SIMD ?= 1
 GSL_WEB_VERSION    := 2.7.1
 GSL_WEB_DEB        := 2.7.1+dfsg-5+deb12u1
 GSL_WEB_SHA256_DEB := e560d6b9c6e254e46769bbb03583c00ecafbdd51b062c55db23b3b9612868567
@@ -296,10 +298,11 @@ GNUPLOT_WEB_DEB             := 5.4.4+dfsg1-2
 GNUPLOT_WEB_SHA256_DEB      := 53af9bba3dc5344df2a746abf8c93e014403897304a385e720c3df9e3731b593
 GNUPLOT_WEB_SHA256_UPSTREAM := -
 GNUPLOT_WEB := build/web/gnuplot.js
-WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),-simd,)
+WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),,-nosimd)
+WEB_FLAVOUR := $(if $(filter 1,$(WEB_SIMD)),-simd,)
 WEB_OPT    := -O2 $(if $(filter 1,$(WEB_SIMD)),-msimd128,)
-GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
-WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
+GSL_WEB    := build/web/gsl$(WEB_FLAVOUR)
+WEB_OBJDIR := build/web/obj$(WEB_FLAVOUR)
 # The portable core: what every front-end compiles (common/core: no processes, signals,
 # file locks, dlsym, gnuplot: tests/test_layers.c), and the program's
 # description of itself (common/cli/buildinfo.c, without dlsym under emscripten).
