@@ -298,27 +298,34 @@ fuzz: deps
 # checked by its sha256; cached in build/web/). docs/web.md says what runs where.
 #   EMCC      emscripten's compiler (emcc); NODE runs what it builds (node)
 #   CHROMIUM  the browser the page's test drives (/usr/bin/chromium: Debian's chromium)
-#   WEB_SIMD  1 adds -msimd128 (WebAssembly SIMD) to GSL and the core, in build dirs of
-#             their own (the same bits either way; the speed is in docs/web.md)
+#   WEB_SIMD  1 (the default) compiles GSL and the core with -msimd128 (WebAssembly
+#             SIMD): the same bits as 0, and faster in Chromium (docs/performance.md,
+#             docs/web.md). Each has build dirs of its own (gsl-simd, obj-simd; gsl,
+#             obj); the outputs of WEB_SIMD=0 are named *-nosimd.
 EMCC     ?= emcc
 NODE     ?= node
 CHROMIUM ?= /usr/bin/chromium
-WEB_SIMD ?= 0
+WEB_SIMD ?= 1
 GSL_WEB_VERSION    := 2.7.1
 GSL_WEB_DEB        := 2.7.1+dfsg-5+deb12u1
 GSL_WEB_SHA256_DEB := e560d6b9c6e254e46769bbb03583c00ecafbdd51b062c55db23b3b9612868567
 GSL_WEB_SHA256_GNU := dcb0fbd43048832b757ff9942691a8dd70026d5da0ff85601e52687f6deeb34b
-# gnuplot for the page, from Debian's source package (plots/web/build-gnuplot.sh); no
-# upstream tarball is pinned yet ("-")
+# gnuplot for the page, from Debian's source package (plots/web/build-gnuplot.sh). Its
+# upstream tarball, gnuplot-5.4.4.tar.gz, is not pinned: gnuplot publishes it on
+# SourceForge, and the machines attnlab is built and tested on reach only Debian's archive
+# and npm, so its sha256 could not be taken from the file itself. "-" says so, and
+# build-gnuplot.sh then accepts Debian's tarball alone (GNUPLOT_TARBALL too); pin it here
+# once someone with the file has checked it (docs/web.md).
 GNUPLOT_WEB_VERSION         := 5.4.4
 GNUPLOT_WEB_DEB             := 5.4.4+dfsg1-2
 GNUPLOT_WEB_SHA256_DEB      := 53af9bba3dc5344df2a746abf8c93e014403897304a385e720c3df9e3731b593
 GNUPLOT_WEB_SHA256_UPSTREAM := -
 GNUPLOT_WEB := build/web/gnuplot.js
-WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),-simd,)
+WEB_SUFFIX := $(if $(filter 1,$(WEB_SIMD)),,-nosimd)
+WEB_FLAVOUR := $(if $(filter 1,$(WEB_SIMD)),-simd,)
 WEB_OPT    := -O2 $(if $(filter 1,$(WEB_SIMD)),-msimd128,)
-GSL_WEB    := build/web/gsl$(WEB_SUFFIX)
-WEB_OBJDIR := build/web/obj$(WEB_SUFFIX)
+GSL_WEB    := build/web/gsl$(WEB_FLAVOUR)
+WEB_OBJDIR := build/web/obj$(WEB_FLAVOUR)
 # The portable core: what every front-end compiles (common/core: no processes, signals,
 # file locks, dlsym, gnuplot: tests/test_layers.c), and the program's
 # description of itself (common/cli/buildinfo.c, without dlsym under emscripten).
@@ -352,16 +359,17 @@ space := $(empty) $(empty)
 comma := ,
 WEB_PAGE_EXPORTS := page_init page_error page_text page_models page_preset page_create \
                     page_train page_finish page_evaluate page_open page_config page_decode \
-                    page_close page_compare page_figures
+                    page_close page_compare page_curves page_stage page_figures
 WEB_PAGE_FLAGS := -sMODULARIZE=1 -sEXPORT_NAME=AttnlabCore -sSINGLE_FILE=1 \
                   -sENVIRONMENT=web,worker,node -sALLOW_MEMORY_GROWTH=1 -sFORCE_FILESYSTEM=1 \
                   -sEXPORTED_FUNCTIONS=$(subst $(space),$(comma),$(WEB_PAGE_EXPORTS:%=_%)) \
                   -sEXPORTED_RUNTIME_METHODS=cwrap,FS,UTF8ToString
 WEB_CORE_JS := build/web/attnlab_core$(WEB_SUFFIX).js
 WEB_PAGE    := build/web/attnlab$(WEB_SUFFIX).html
-WEB_PAGE_SRC := $(addprefix plots/web/,page.html page.css page.js worker.js tar.js \
-                figworker.js figures.js build-page.sh) \
-                $(addprefix plots/,curves.gp accuracy.gp positions.gp attention.gp gates.gp)
+WEB_PAGE_SRC := $(addprefix plots/web/,page.html page.css page.js page-text.js \
+                page-figures.js worker.js tar.js figworker.js figures.js build-page.sh) \
+                $(addprefix plots/,curves.gp accuracy.gp positions.gp distance.gp bleu.gp \
+                sweep.gp budget.gp capacity.gp cost.gp attention.gp gates.gp)
 
 .PHONY: web web-deps web-gsl web-gnuplot check-web
 
@@ -397,10 +405,10 @@ $(WEB_OBJDIR)/registry.o: attnlab.c | web-gsl
 $(WEB_CHECK): $(WEB_OBJDIR)/common/web/web_check.o $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_NODE_FLAGS) -o $@ $^ $(WEB_LIBS)
 
-# The page's entry point (common/web/web_page.c, web_run.c, web_settings.c, web_decode.c) as one
-# JavaScript module (AttnlabCore).
+# The page's entry point (common/web/web_page.c, web_run.c, web_settings.c, web_decode.c,
+# web_compare.c) as one JavaScript module (AttnlabCore).
 WEB_PAGE_OBJ := $(addprefix $(WEB_OBJDIR)/common/web/,web_page.o web_run.o web_settings.o \
-                web_decode.o)
+                web_decode.o web_compare.o)
 $(WEB_CORE_JS): $(WEB_PAGE_OBJ) $(WEB_OBJ)
 	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(WEB_PAGE_FLAGS) -o $@ $^ $(WEB_LIBS)
 

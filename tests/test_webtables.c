@@ -120,6 +120,60 @@ END_TEST
  * them, so they have no caption in report_figures. */
 static const char *const not_a_comparison[] = {"layers"};
 
+/* Removes what a run writes only once its training is over: build.tsv, eval.tsv and
+ * eval_positions.tsv, so dir holds what a run still training holds. */
+static void unfinish(const char *dir)
+{
+    static const char *const after[] = {"build.tsv", "eval.tsv", "eval_positions.tsv"};
+    for (size_t k = 0; k < 3; k++) {
+        char path[RU_PATH + 64];
+        ru_fmt(path, sizeof path, "%s/%s", dir, after[k]);
+        ck_assert_msg(remove(path) == 0, "cannot remove %s", path);
+    }
+}
+
+START_TEST(training_merge_draws_the_curves_the_report_will)
+{
+    char base[RU_PATH], out[RU_PATH + 16], live[RU_PATH + 16], dirs[2][RU_PATH + 16];
+    char err[512] = "";
+    const char *runs[2];
+    ru_fresh_dir(base, sizeof base);
+    two_seeds(base, runs, dirs);
+    ru_fmt(out, sizeof out, "%s/cmp", base);
+    ru_fmt(live, sizeof live, "%s/live", base);
+    ck_assert_msg(summary_merge(runs, 2, out, err, sizeof err) == 0, "%s", err);
+    unfinish(dirs[0]);
+    unfinish(dirs[1]);
+    /* the finished merge refuses them now; the merge of runs in training takes them */
+    char none[RU_PATH + 16];
+    ru_fmt(none, sizeof none, "%s/none", base);
+    ck_assert_int_eq(summary_merge(runs, 2, none, err, sizeof err), -1);
+    ck_assert_msg(summary_merge_training(runs, 2, live, err, sizeof err) == 0, "%s", err);
+    char a[RU_PATH + 64], b[RU_PATH + 64];
+    ru_fmt(a, sizeof a, "%s/curves.tsv", out);
+    ru_fmt(b, sizeof b, "%s/curves.tsv", live);
+    size_t na = 0, nb = 0;
+    char *x = ru_slurp(a, &na), *y = ru_slurp(b, &nb);
+    ck_assert_msg(x && y && na == nb && memcmp(x, y, na) == 0,
+                  "curves.tsv of the runs in training differs from the finished runs'");
+    free(x);
+    free(y);
+    ru_fmt(b, sizeof b, "%s/figure_vars.gp", live);
+    char *vars = ru_slurp(b, NULL);
+    ck_assert_msg(vars && strstr(vars, "models = \"lstm\"") && strstr(vars, "seeds = 2"),
+                  "figure_vars.gp: %s", vars ? vars : "(missing)");
+    free(vars);
+    ck_assert_msg(!exists(live, "accuracy.tsv") && !exists(live, "summary.tsv"),
+                  "a table of the evaluation was written for runs not yet evaluated");
+    /* a run without its log is no run to show */
+    ru_fmt(a, sizeof a, "%s/train_log.tsv", dirs[0]);
+    ck_assert_int_eq(remove(a), 0);
+    ck_assert_int_eq(summary_merge_training(runs, 1, live, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "no run to show") != NULL, "%s", err);
+    ru_remove_tree(base);
+}
+END_TEST
+
 START_TEST(every_figure_script_has_its_captions)
 {
     char plots[RU_PATH];
@@ -163,6 +217,7 @@ Suite *make_webtables_suite(void)
     tcase_add_test(tc, merge_writes_what_the_scripts_read_and_nothing_else);
     tcase_add_test(tc, merge_writes_the_reports_own_bytes);
     tcase_add_test(tc, merge_of_no_finished_run_says_so);
+    tcase_add_test(tc, training_merge_draws_the_curves_the_report_will);
     tcase_add_test(tc, every_figure_script_has_its_captions);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -471,6 +471,21 @@ int rundir_load(rundir *r, const char *dir, char *err, size_t n)
     return 0;
 }
 
+int rundir_load_training(rundir *r, const char *dir, char *err, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    r->dir = dir;
+    r->params = r->train_seconds = r->train_steps = r->best_step = r->best_seconds = NAN;
+    if (load_config(r, dir, err, n) != 0)
+        return -1;
+    const table_ctx tc = {&r->cfg, task_lookup(r->cfg.task), dir};
+    if (load_log(r, &tc, dir, err, n) != 0) {
+        rundir_free(r);
+        return -1;
+    }
+    return 0;
+}
+
 void rundir_free(rundir *r)
 {
     free(r->eval);

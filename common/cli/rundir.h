@@ -108,7 +108,13 @@ typedef struct rundir {
  * not text. Values quoted in err are made printable (rundir_printable). */
 int rundir_load(rundir *r, const char *dir, char *err, size_t n);
 
-/* Frees what rundir_load filled. Safe on a zeroed or freed run. */
+/* Loads what a run still training has written into dir: config.tsv and train_log.tsv,
+ * checked as rundir_load checks them. Nothing else is read: params and the build.tsv
+ * totals are NAN, end RUNDIR_END_UNKNOWN, and there is no evaluation (n_eval = 0), no
+ * cost and no BLEU. Returns 0, or -1 with one line in err and nothing held. */
+int rundir_load_training(rundir *r, const char *dir, char *err, size_t n);
+
+/* Frees what rundir_load or rundir_load_training filled. Safe on a zeroed or freed run. */
 void rundir_free(rundir *r);
 
 /* The record of length len in r's eval (or cost), or NULL. O(log n). */

@@ -28,6 +28,15 @@
 int summary_merge(const char *const *runs, size_t n, const char *out, char *err,
                   size_t errn);
 
+/* The same for runs still training (config.tsv and train_log.tsv so far: no build.tsv,
+ * no evaluation yet): writes curves.tsv, figure_vars.gp and task.txt into out, what
+ * plots/curves.gp reads, by the writers summary_merge uses, so that a figure drawn while
+ * the runs train is the one their report will draw up to the last step logged. The browser
+ * page calls it while its runs train (web_page.h, page_curves). Returns 0, or -1 with one
+ * line in err. */
+int summary_merge_training(const char *const *runs, size_t n, const char *out, char *err,
+                           size_t errn);
+
 /* The command's whole report (summary_report.c): summary_merge's files, then
  * merges the run directories runs[0..n-1] into out (created when missing), writes the
  * tables, draws the figures with gnuplot when it is installed (one line on stderr says

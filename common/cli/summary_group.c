@@ -1,5 +1,5 @@
-/* summary_group.c — the runs of a comparison grouped by setup, and the groups' names
- * (see summary_group.h).
+/* summary_group.c — the runs of a comparison read, grouped by setup, and the groups'
+ * names and keys (see summary_group.h).
  *
  * Design. Runs whose settings agree except for the seed (and the settings that change
  * nothing computed, is_incidental) are the seeds of one group. A group is named after its
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/afile.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "../core/task.h"
@@ -133,4 +134,184 @@ double summary_flops(const rundir *r, size_t Ts)
     if (!t || !ops || !ops->flops)
         return NAN;
     return ops->flops(&r->cfg, Ts, task_target_len(t, Ts));
+}
+
+/* ---- reading the runs ------------------------------------------------------------------ */
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Which key distinct_values gathers. */
+typedef enum { KEY_EVAL_LEN, KEY_STEP, KEY_COST_LEN } key_kind;
+
+/* Sets *out (allocated; free it) to the sorted distinct values of one key over the runs
+ * rs: eval.tsv's lengths, train_log.tsv's steps or cost.tsv's lengths. Returns their
+ * number, or (size_t)-1 when memory runs out. */
+static size_t distinct_values(rundir *const *rs, size_t nr, key_kind which, size_t **out)
+{
+    size_t total = 0, k = 0;
+    for (size_t i = 0; i < nr; i++)
+        total += which == KEY_EVAL_LEN ? rs[i]->n_eval
+                 : which == KEY_STEP   ? rs[i]->n_log
+                                       : rs[i]->n_cost;
+    size_t *v = malloc((total ? total : 1) * sizeof *v);
+    if (!(*out = v))
+        return (size_t)-1;
+    for (size_t i = 0; i < nr; i++) {
+        const rundir *r = rs[i];
+        if (which == KEY_EVAL_LEN)
+            for (size_t j = 0; j < r->n_eval; j++)
+                v[k++] = r->eval[j].len;
+        else if (which == KEY_STEP)
+            for (size_t j = 0; j < r->n_log; j++)
+                v[k++] = r->log[j].step;
+        else
+            for (size_t j = 0; j < r->n_cost; j++)
+                v[k++] = r->cost[j].len;
+    }
+    qsort(v, k, sizeof *v, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || v[u - 1] != v[i])
+            v[u++] = v[i];
+    return u;
+}
+
+/* The evaluated length closest to target. */
+static size_t closest(const size_t *v, size_t n, double target)
+{
+    size_t best = v[0];
+    for (size_t i = 1; i < n; i++)
+        if (fabs((double)v[i] - target) < fabs((double)best - target))
+            best = v[i];
+    return best;
+}
+
+/* Adds L to set (n entries, at most max) unless present. */
+static void add_unique(size_t *set, size_t *n, size_t max, size_t L)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (set[i] == L)
+            return;
+    if (*n < max)
+        set[(*n)++] = L;
+}
+
+/* Chooses the lengths the summary table and the positions figure show, from the
+ * evaluated lengths and the training range of the first run. */
+static void choose_lengths(summary_ctx *c)
+{
+    /* lengths worth a column: the shortest, the longest trained, twice that, the longest */
+    const config *cfg = &c->g[0].runs[0]->cfg;
+    add_unique(c->sel, &c->nsel, 4, c->lens[0]);
+    add_unique(c->sel, &c->nsel, 4, closest(c->lens, c->nlens, (double)cfg->train_max));
+    add_unique(c->sel, &c->nsel, 4, closest(c->lens, c->nlens, 2.0 * (double)cfg->train_max));
+    add_unique(c->sel, &c->nsel, 4, c->lens[c->nlens - 1]);
+    qsort(c->sel, c->nsel, sizeof *c->sel, cmp_size);
+    add_unique(c->poslens, &c->nposlens, 3, closest(c->lens, c->nlens, cfg->train_max / 2.0));
+    add_unique(c->poslens, &c->nposlens, 3, closest(c->lens, c->nlens, (double)cfg->train_max));
+    add_unique(c->poslens, &c->nposlens, 3, c->lens[c->nlens - 1]);
+}
+
+/* Prints "attnlab report: skipping DIR: WHY" on stderr, both made printable. */
+static void say_skipped(const char *dir, const char *why)
+{
+    static char a[AFILE_PATH_MAX], b[2 * AFILE_PATH_MAX];
+    fprintf(stderr, "attnlab report: skipping %s: %s\n", rundir_printable(dir, a, sizeof a),
+            rundir_printable(why, b, sizeof b));
+}
+
+/* Gathers what the tables show: every evaluated length, each group's steps and cost
+ * lengths, and room for the cost medians. Returns 0, or -1 when memory runs out. */
+static int gather_keys(summary_ctx *c, rundir *rd, size_t loaded)
+{
+    rundir **all = malloc(loaded * sizeof *all);
+    if (!all)
+        return -1;
+    for (size_t i = 0; i < loaded; i++)
+        all[i] = &rd[i];
+    c->nlens = distinct_values(all, loaded, KEY_EVAL_LEN, &c->lens);
+    free(all);
+    if (c->nlens == (size_t)-1)
+        return -1;
+    size_t most = 1;
+    for (size_t m = 0; m < c->ng; m++) {
+        model_group *g = &c->g[m];
+        g->nsteps = distinct_values(g->runs, g->n, KEY_STEP, &g->steps);
+        g->ncost_lens = distinct_values(g->runs, g->n, KEY_COST_LEN, &g->cost_lens);
+        if (g->nsteps == (size_t)-1 || g->ncost_lens == (size_t)-1)
+            return -1;
+        most = g->n > most ? g->n : most;
+    }
+    c->scratch = malloc(6 * most * sizeof *c->scratch);
+    return c->scratch ? 0 : -1;
+}
+
+int summary_load(summary_ctx *c, const char *const *runs, size_t n, summary_kind kind,
+                 char *err, size_t errn)
+{
+    memset(c, 0, sizeof *c);
+    rundir *rd = c->rd = calloc(n ? n : 1, sizeof *rd);
+    if (!rd)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        char why[1024];
+        if ((kind == SUMMARY_TRAINING
+                 ? rundir_load_training(&rd[c->loaded], runs[i], why, sizeof why)
+                 : rundir_load(&rd[c->loaded], runs[i], why, sizeof why)) != 0) {
+            say_skipped(runs[i], why);
+            continue;
+        }
+        if (summary_add_run(c, &rd[c->loaded++]) != 0)
+            goto oom;
+    }
+    if (c->loaded == 0) {
+        snprintf(err, errn, kind == SUMMARY_TRAINING
+                 ? "no run to show (each needs config.tsv and train_log.tsv)"
+                 : "no finished run to report (each needs config.tsv, build.tsv, "
+                   "train_log.tsv, eval.tsv with at least one row and eval_positions.tsv)");
+        return -1;
+    }
+    if (summary_name_groups(c, err, errn) != 0)
+        return -1;
+    /* stable order of models for every table and figure */
+    for (size_t i = 1; i < c->ng; i++)
+        for (size_t j = i; j > 0 && summary_group_rank(&c->g[j]) < summary_group_rank(&c->g[j - 1]); j--) {
+            model_group tmp = c->g[j];
+            c->g[j] = c->g[j - 1];
+            c->g[j - 1] = tmp;
+        }
+    if (gather_keys(c, rd, c->loaded) != 0)
+        goto oom;
+    if (kind == SUMMARY_TRAINING)
+        return 0; /* no evaluation yet: no lengths to choose */
+    if (c->nlens == 0) {
+        snprintf(err, errn, "the runs hold no evaluation lengths");
+        return -1;
+    }
+    choose_lengths(c);
+    return 0;
+oom:
+    snprintf(err, errn, "out of memory");
+    return -1;
+}
+
+void summary_free(summary_ctx *c)
+{
+    for (size_t m = 0; m < c->ng; m++) {
+        free(c->g[m].runs);
+        free(c->g[m].steps);
+        free(c->g[m].cost_lens);
+    }
+    free(c->g);
+    free(c->lens);
+    free(c->scratch);
+    if (c->rd)
+        for (size_t i = 0; i < c->loaded; i++)
+            rundir_free(&c->rd[i]);
+    free(c->rd);
+    memset(c, 0, sizeof *c);
 }

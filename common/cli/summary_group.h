@@ -3,8 +3,8 @@
  * the statistics, summary_ for the grouping of summary_group.c and the tables of
  * summary_train.c).
  *
- * summary_group.c groups the runs by setup and names the groups; summary.c writes the
- * evaluation tables; summary_train.c writes the tables of training (curves, budget,
+ * summary_group.c reads the runs, groups them by setup, names the groups and gathers the
+ * steps and lengths the tables show; summary.c writes the evaluation tables; summary_train.c writes the tables of training (curves, budget,
  * convergence). They share the groups through this header only.
  */
 #ifndef ATTNLAB_SUMMARY_GROUP_H
@@ -96,11 +96,19 @@ typedef struct summary_ctx {
 
 /* ---- the comparison (summary.c) -------------------------------------------------------- */
 
-/* Reads the run directories runs[0..n-1] into c (skipping, with one line on stderr, each
- * that rundir_load refuses), groups them by setup in the registry's order and chooses the
- * lengths the tables show. Returns 0, or -1 with one line in err when no run could be
- * read or memory ran out; call summary_free(c) either way. */
-int summary_load(summary_ctx *c, const char *const *runs, size_t n, char *err, size_t errn);
+/* What summary_load reads of a run directory. */
+typedef enum summary_kind {
+    SUMMARY_FINISHED, /* a finished run, trained and evaluated (rundir_load) */
+    SUMMARY_TRAINING  /* a run still training: its settings and log (rundir_load_training) */
+} summary_kind;
+
+/* Reads the run directories runs[0..n-1] into c as kind says (skipping, with one line on
+ * stderr, each that the loader refuses), groups them by setup in the registry's order,
+ * gathers each group's steps and, for finished runs, chooses the lengths the tables show
+ * (summary_load, summary_free: summary_group.c). Returns 0, or -1 with one line in err
+ * when no run could be read or memory ran out; call summary_free(c) either way. */
+int summary_load(summary_ctx *c, const char *const *runs, size_t n, summary_kind kind,
+                 char *err, size_t errn);
 
 /* Frees what summary_load allocated in c (and the runs it read). */
 void summary_free(summary_ctx *c);

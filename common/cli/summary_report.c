@@ -60,7 +60,7 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
     summary_ctx c;
     summary_facts_buf b = {0};
     int rc = -1;
-    if (summary_load(&c, runs, n, err, errn) == 0) {
+    if (summary_load(&c, runs, n, SUMMARY_FINISHED, err, errn) == 0) {
         char font[128];
         if (summary_facts(&c, &b) != 0) {
             snprintf(err, errn, "out of memory");

@@ -40,8 +40,6 @@
 
 #include "../core/afile.h"
 #include "../cli/buildinfo.h"
-#include "../cli/report.h"
-#include "../cli/summary.h"
 #include "../core/checkpoint.h"
 #include "../core/config.h"
 #include "../core/dataset.h"
@@ -404,50 +402,6 @@ int page_close(int h)
  * thousand parameters, trains copy at lengths up to 8 in seconds) or "defaults" (the
  * command line's own sizes: nothing to set). Returns the settings (key=value words), or
  * "" for an unknown preset or model. */
-int page_compare(const char *runs, const char *out)
-{
-    char *copy = strdup(runs);
-    size_t n = 0;
-    const char **dirs = malloc((strlen(runs) / 2 + 2) * sizeof *dirs);
-    if (!copy || !dirs) {
-        free(copy);
-        free(dirs);
-        snprintf(page_err, sizeof page_err, "out of memory");
-        return -1;
-    }
-    for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
-        dirs[n++] = line;
-    const int rc = summary_merge(dirs, n, out, page_err, sizeof page_err);
-    free(copy);
-    free(dirs);
-    return rc;
-}
-
-const char *page_figures(void)
-{
-    static char *text;
-    size_t len = 0;
-    if (text)
-        return text;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return "";
-    for (size_t k = 0; k < REPORT_N_FIGURES; k++) {
-        const report_figure *fig = &report_figures[k];
-        fprintf(f, "figure\t%s\t", fig->script);
-        for (size_t o = 0; o < 4 && fig->outputs[o]; o++)
-            fprintf(f, o ? " %s" : "%s", fig->outputs[o]);
-        fprintf(f, "\t%s\t%s\n", fig->caption, fig->caption_zh);
-    }
-    for (const model_ops *const *ops = model_registry; *ops; ops++)
-        for (const model_trace_kind *k = (*ops)->traces; k && k->prefix; k++)
-            if (k->about)
-                fprintf(f, "trace\t%s\t%s\t%s\t%s\n", (*ops)->name, k->figure, k->about,
-                        k->about_zh ? k->about_zh : k->about);
-    fclose(f);
-    return text ? text : "";
-}
-
 const char *page_preset(const char *name, const char *preset)
 {
     const model_ops *ops = model_lookup(name);

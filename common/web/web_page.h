@@ -63,8 +63,21 @@ int page_decode(int h, const char *input);
  * copies of each run's trace/ as out/trace/MODEL/ with their trace_vars.gp, and
  * figure_vars.gp, which the figure scripts plots/NAME.gp read; a run that is not finished
  * (no eval.tsv) is skipped with a line on stderr. Returns 0, or -1 when no run could be
- * read or a file could not be written. */
+ * read or a file could not be written (web_compare.c, as the three below). */
 int page_compare(const char *runs, const char *out);
+
+/* The same for runs still training (summary_merge_training): from their config.tsv and
+ * train_log.tsv so far, writes out/curves.tsv and out/figure_vars.gp, what
+ * plots/curves.gp reads, so the page draws the training curves while the runs train.
+ * Returns 0, or -1. */
+int page_curves(const char *runs, const char *out);
+
+/* Writes into out the run directory page_compare reads of run h, opened from a
+ * checkpoint and evaluated: a copy of its config.tsv, eval.tsv, eval_positions.tsv and
+ * trace/, a build.tsv giving its parameters alone and a train_log.tsv without a row (a
+ * checkpoint holds no training). Returns 0, or -1 (a run trained here: its directory is
+ * read as it is). */
+int page_stage(int h, const char *out);
 
 /* The figures the page draws and their captions, as the command's report.html shows them
  * (common/cli/report_figures.c), one TAB-separated line each:

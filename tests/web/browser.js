@@ -1,12 +1,16 @@
 // browser.js — the page in a real browser (make check-web): headless Chromium opens
 // build/web/attnlab.html from file://, trains a small Transformer on the copy task to its
-// target accuracy and a small LSTM for a few steps, each in its Worker, and decodes an
-// input with both. The page must say the run reached its target, show every panel's
-// figure as an inline SVG drawn by plots/*.gp in gnuplot-wasm (training curves, accuracy
-// by length, accuracy by position, the attention maps of the decoded input with one cell
-// per query and key of each head, the LSTM's gates), keep the numbers behind "numbers",
-// show the captions in Chinese after the switch, and download a model.ckpt that `attnlab
-// eval` reads.
+// target accuracy and a small LSTM until it is stopped, each in its Worker, and decodes
+// an input with both. The page must draw the LSTM's training curves while it trains
+// (twice at least, before it is stopped), say the Transformer reached its target, show
+// every panel's figure as an inline SVG drawn by plots/*.gp in gnuplot-wasm (training
+// curves, accuracy by length, accuracy by position, the attention maps of the decoded
+// input with one cell per query and key of each head, the LSTM's gates), keep the
+// numbers behind "numbers", show both runs together (the summary with how their runs
+// ended, the accuracy of both models, the budget figure the accuracy caption names),
+// show the captions in Chinese after the switch, download a model.ckpt that `attnlab
+// eval` reads, and open that checkpoint again: its accuracy drawn, its maps drawn for a
+// decoded input.
 //
 // usage: node tests/web/browser.js PAGE_HTML [CHROMIUM [ATTNLAB]]
 //   CHROMIUM: the browser to drive (default /usr/bin/chromium); playwright-core (pinned
@@ -19,25 +23,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const {execFileSync} = require('child_process');
-const {chromium} = require('playwright-core');
+const {heatCells, checker, openPage, fillForm} = require('./helper.js');
 
-// The cells of a heat map gnuplot-wasm drew: its filled rectangles at least 10 units on
-// each side (the thin slices of a colour box left out), the bars of plots/gates.gp (in
-// its two fixed colours, #BCBDDC and #3F007D) left out too.
-function heatCells(svg) {
-    let n = 0;
-    const re = /<polygon fill\s*=\s*['"]([^'"]*)['"][^>]*points\s*=\s*['"]([^'"]*)['"]/g;
-    for (const m of svg.matchAll(re)) {
-        const fill = m[1].replace(/\s+/g, '');
-        const p = m[2].trim().split(/\s+/).map((q) => q.split(',').map(Number));
-        if (p.length !== 4 || fill === 'rgb(188,189,220)' || fill === 'rgb(63,0,125)')
-            continue;
-        const xs = p.map((q) => q[0]), ys = p.map((q) => q[1]);
-        if (Math.max(...xs) - Math.min(...xs) >= 10 && Math.max(...ys) - Math.min(...ys) >= 10)
-            n++;
-    }
-    return n;
-}
+const outer = (loc) => loc.evaluate((e) => e.outerHTML);
 
 async function main() {
     const [html, exe, attnlab] = process.argv.slice(2);
@@ -45,64 +33,66 @@ async function main() {
         process.stderr.write('usage: node tests/web/browser.js PAGE_HTML [CHROMIUM [ATTNLAB]]\n');
         process.exit(2);
     }
-    const browser = await chromium.launch({
-        executablePath: exe || '/usr/bin/chromium',
-        args: ['--no-sandbox'], // root in a container has no user namespaces to sandbox
-    });
-    const failures = [];
-    const check = (ok, what) => {
-        process.stdout.write(`browser: ${ok ? 'ok' : 'FAILED'}: ${what}\n`);
-        if (!ok)
-            failures.push(what);
-    };
+    const {browser, page, errors} = await openPage(html, exe);
+    const {check, failures} = checker('browser');
+    const long = {timeout: 10 * 60 * 1000};
     try {
-        const page = await browser.newPage({acceptDownloads: true});
-        const errors = [];
-        page.on('pageerror', (e) => errors.push(String(e)));
-        page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-        await page.goto('file://' + path.resolve(html));
-        await page.click('button[data-lang=en]');
         // a small transformer on copy 3..6 to 0.99, validating every 25 steps
-        await page.uncheck('input[value=lstm]');
-        await page.uncheck('input[value=rnn_attention]');
-        await page.fill('#train-min', '3');
-        await page.fill('#train-max', '6');
-        await page.selectOption('#preset', 'small');
-        await page.fill('#log-every', '25');
-        await page.fill('#stop-acc', '0.99');
-        await page.fill('#steps', '3000');
+        await fillForm(page, {models: ['transformer'], lengths: [3, 6], preset: 'small',
+                              logEvery: 25, stopAcc: 0.99, steps: 3000});
         await page.click('#train');
-        // and a small LSTM for 50 steps (its gates)
-        await page.check('input[value=lstm]');
-        await page.uncheck('input[value=transformer]');
-        await page.fill('#steps', '50');
+        // and a small LSTM with no end in sight (target 1, a long cap): stopped below
+        await fillForm(page, {models: ['lstm'], steps: 100000, stopAcc: 1});
         await page.click('#train');
         const tf = page.locator('article.run').nth(0), lstm = page.locator('article.run').nth(1);
         // the page stays responsive while the Workers train: the language switch works
         await page.click('button[data-lang=zh]');
         check(await page.locator('#runs-h').textContent() === '运行', 'the page answers while training');
         await page.click('button[data-lang=en]');
-        const long = {timeout: 10 * 60 * 1000};
+        // the LSTM's curves drawn while it trains, and drawn again at a later step
+        await page.waitForFunction(() => Number(document.querySelectorAll('article.run')[1]
+            .dataset.liveDraws || 0) >= 2, null, long);
+        const liveCaption = await lstm.locator('.panel figcaption').first().textContent();
+        const liveFig = await lstm.locator('[data-figure=curves]').getAttribute('data-live');
+        check(liveFig === '1' && /drawn while it trains, up to step \d+/.test(liveCaption) &&
+              (await lstm.locator('.muted').first().textContent()) === 'training',
+              `the curves are drawn while the LSTM trains (${liveCaption})`);
+        await lstm.locator('button', {hasText: 'Stop'}).click();
         for (const card of [tf, lstm])
-            for (const f of ['curves', 'accuracy', 'positions'])
+            for (const f of ['accuracy', 'positions'])
                 await card.locator(`[data-figure=${f}] svg`).waitFor(long);
+        await page.waitForFunction(() => [...document.querySelectorAll('article.run')]
+            .every((a) => a.querySelector('[data-figure=curves][data-live="0"] svg')), null, long);
         const status = await tf.locator('.status').textContent();
         check(/reached the target accuracy/.test(status), `the run reached its target (${status})`);
+        check(/stopped by you after step/.test(await lstm.locator('.status').textContent()),
+              'the LSTM says it was stopped');
         for (const [card, name] of [[tf, 'transformer'], [lstm, 'lstm']])
             for (const f of ['curves', 'accuracy', 'positions']) {
                 const fig = card.locator(`[data-figure=${f}]`);
-                const svg = await fig.locator('svg').evaluate((e) => e.outerHTML);
+                const svg = await outer(fig.locator('svg'));
                 const what = await fig.locator('.what').textContent();
                 const ms = await fig.getAttribute('data-ms');
                 check(/<path|<polyline|<polygon/.test(svg) && what.length > 40,
                       `${name}: the ${f} panel shows its SVG (${svg.length} bytes, ${ms} ms) and caption`);
             }
-        const acc = await tf.locator('[data-figure=accuracy] svg').evaluate((e) => e.outerHTML);
+        const acc = await outer(tf.locator('[data-figure=accuracy] svg'));
         check(/chance = 1\/\d+/.test(acc) && /trained on L = 3–6/.test(acc),
               'the accuracy figure marks chance and the training range');
         const rows = await tf.locator('[data-figure=accuracy]').locator('..')
             .locator('details table tbody tr.in-range').count();
         check(rows > 0, `the numbers by length are kept behind "numbers", the training range marked (${rows} rows)`);
+        // both runs together: the summary, the accuracy of both, the budget figure
+        await page.locator('#all [data-figure=budget] svg').waitFor(long);
+        await page.locator('#all [data-figure=accuracy] svg').waitFor(long);
+        const allAcc = await outer(page.locator('#all [data-figure=accuracy] svg'));
+        const verdicts = await page.locator('#all-summary td.verdict').allTextContents();
+        const caption = await page.locator('#all [data-figure=accuracy] .what').textContent();
+        check(/transformer/.test(allAcc) && /lstm/.test(allAcc) && verdicts.length === 2,
+              `all runs: one accuracy figure of both models, a summary with how each ended (${verdicts.join('; ')})`);
+        check(/the summary/.test(caption) && /budget figure/.test(caption) &&
+              await page.locator('#all-summary h3').textContent() === 'Summary',
+              'the accuracy caption names the summary and the budget figure, and the page shows both');
         // decode an input: its maps, one cell per query and key of every head
         await tf.locator('.decode input').fill('2 7 1 8');
         await tf.locator('.decode button').click();
@@ -110,24 +100,25 @@ async function main() {
         const decoded = await tf.locator('.decoded').textContent();
         check(/decoded: 2 7 1 8/.test(decoded), `decoding 2 7 1 8 gives it back (${decoded.replace(/\n/g, '; ')})`);
         const heads = await tf.locator('.decode-out select option').evaluateAll(
-            (os) => os.filter((o) => /^enc_self\./.test(o.value)).length);
+            (o) => o.filter((x) => /^enc_self\./.test(x.value)).length);
         for (const [f, per] of [['attention_enc_self', 16], ['attention_cross', 16],
                                 ['attention_dec_self', 10]]) {
-            const svg = await tf.locator(`[data-figure=${f}] svg`).evaluate((e) => e.outerHTML);
+            const svg = await outer(tf.locator(`[data-figure=${f}] svg`));
             check(heads > 0 && heatCells(svg) === per * heads,
                   `${f}: ${heatCells(svg)} cells for ${heads} head(s) of a 4-token example (${per} each)`);
         }
         await lstm.locator('.decode input').fill('2 7 1 8');
         await lstm.locator('.decode button').click();
         await lstm.locator('[data-figure=gates] svg').waitFor({timeout: 120 * 1000});
-        const gates = await lstm.locator('[data-figure=gates] svg').evaluate((e) => e.outerHTML);
+        const gates = await outer(lstm.locator('[data-figure=gates] svg'));
         check(heatCells(gates) > 0, `the LSTM's gates are drawn (${heatCells(gates)} cells)`);
         // the captions in Chinese
         const en = await tf.locator('[data-figure=accuracy] .what').textContent();
         await page.click('button[data-lang=zh]');
         const zh = await tf.locator('[data-figure=accuracy] .what').textContent();
         const zhMap = await tf.locator('[data-figure=attention_cross] .what').textContent();
-        check(zh !== en && /逐词准确率/.test(zh) && /注意力/.test(zhMap),
+        check(zh !== en && /逐词准确率/.test(zh) && /注意力/.test(zhMap) &&
+              await page.locator('#all-summary h3').textContent() === '摘要',
               `the captions are in Chinese after the switch (${zh.slice(0, 20)}…)`);
         await page.click('button[data-lang=en]');
         // the checkpoint the command line reads
@@ -145,8 +136,27 @@ async function main() {
         } catch (e) {
             evalOut = String(e.stderr || e.message);
         }
-        fs.rmSync(tmp, {recursive: true, force: true});
         check(evalOk, `attnlab eval reads the downloaded model.ckpt (${evalOut.trim().split('\n').pop()})`);
+        // that checkpoint opened again: its figures, not only its tables
+        await page.click('#open summary');
+        await page.setInputFiles('#ckpt-file', ckpt);
+        await page.click('#open-ckpt');
+        const opened = page.locator('article.run').nth(2);
+        await opened.locator('[data-figure=accuracy] svg').waitFor(long);
+        await opened.locator('[data-figure=positions] svg').waitFor(long);
+        await opened.locator('.decode input').fill('2 7 1 8');
+        await opened.locator('.decode button').click();
+        await opened.locator('[data-figure=attention_cross] svg').waitFor({timeout: 120 * 1000});
+        const openedMap = await outer(opened.locator('[data-figure=attention_cross] svg'));
+        check(/trained on L = 3–6/.test(await outer(opened.locator('[data-figure=accuracy] svg'))) &&
+              heatCells(openedMap) === 16 * heads,
+              `a checkpoint opened shows its accuracy and its maps (${heatCells(openedMap)} cells)`);
+        // and merged with the others: its evaluation joins the Transformer's as a second run
+        await page.waitForFunction(() => [...document.querySelectorAll('#all-summary tbody th')]
+            .some((th) => th.textContent === 'transformer' &&
+                  th.parentElement.children[2].textContent === '2'), null, long);
+        check(true, 'the checkpoint opened joins the comparison of all runs');
+        fs.rmSync(tmp, {recursive: true, force: true});
         check(errors.length === 0, `no script error (${errors.join(' | ')})`);
     } finally {
         await browser.close();

@@ -16,8 +16,11 @@
 //          and attention or gates) drawn from it by the plots/*.gp scripts in
 //          gnuplot-wasm (plots/web/figures.js): each must be an SVG with its content
 //          (the lines, chance and the training range marked, a heat map with one cell per
-//          query and key of each head). Writes OUT_DIR/NAME/FIGURE.svg and prints the
-//          milliseconds each script took.
+//          query and key of each head). Also: the curves of each run after two
+//          validations, from page_curves, while it trains; the Transformer's model.ckpt
+//          opened as a checkpoint (page_open), staged (page_stage) and drawn; and every
+//          run merged into one comparison, drawn with the three models. Writes
+//          OUT_DIR/NAME/FIGURE.svg and prints the milliseconds each script took.
 //        node tests/web/page.js CORE_JS bench PRESET [STEPS]
 //          training steps per second of each model at PRESET (small or defaults): STEPS
 //          (20) steps in one chunk, the rate from train_log.tsv's seconds (training
@@ -26,30 +29,12 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const {pageApi, filesOf, heatCells, checker} = require('./helper.js');
 
 function usage() {
     process.stderr.write('usage: node tests/web/page.js CORE_JS train OUT_DIR [STEPS] | ' +
         'figures GNUPLOT_JS OUT_DIR | bench PRESET [STEPS]\n');
     process.exit(2);
-}
-
-// The page's API over the module M (web_page.h), as worker.js wraps it.
-function api(M) {
-    const f = (name, ret, args) => M.cwrap(name, ret, args);
-    return {
-        init: f('page_init', null, []),
-        error: f('page_error', 'string', []),
-        text: f('page_text', 'string', []),
-        preset: f('page_preset', 'string', ['string', 'string']),
-        create: f('page_create', 'number', ['string', 'string']),
-        train: f('page_train', 'number', ['number', 'number']),
-        finish: f('page_finish', 'number', ['number']),
-        evaluate: f('page_evaluate', 'number', ['number']),
-        close: f('page_close', 'number', ['number']),
-        decode: f('page_decode', 'number', ['number', 'string']),
-        compare: f('page_compare', 'number', ['string', 'string']),
-        figures: f('page_figures', 'string', []),
-    };
 }
 
 // Copies directory dir of the module's file system to out on disk.
@@ -136,48 +121,20 @@ function train(M, P, out, steps) {
     fs.writeFileSync(path.join(out, 'runs.tsv'), lines.join('\n') + '\n');
 }
 
-// Every file under dir of the module's file system, {relative path: bytes}.
-function filesOf(M, dir, prefix = '', acc = {}) {
-    for (const name of M.FS.readdir(dir)) {
-        if (name === '.' || name === '..')
-            continue;
-        const p = dir + '/' + name;
-        if (M.FS.isDir(M.FS.stat(p).mode))
-            filesOf(M, p, prefix + name + '/', acc);
-        else
-            acc[prefix + name] = M.FS.readFile(p);
-    }
-    return acc;
-}
-
-// The cells of a heat map gnuplot-wasm drew: its filled rectangles at least 10 units on
-// each side (the thin slices of a colour box left out), the bars of plots/gates.gp (in
-// its two fixed colours, #BCBDDC and #3F007D) left out too.
-function heatCells(svg) {
-    let n = 0;
-    const re = /<polygon fill\s*=\s*['"]([^'"]*)['"][^>]*points\s*=\s*['"]([^'"]*)['"]/g;
-    for (const m of svg.matchAll(re)) {
-        const fill = m[1].replace(/\s+/g, '');
-        const p = m[2].trim().split(/\s+/).map((q) => q.split(',').map(Number));
-        if (p.length !== 4 || fill === 'rgb(188,189,220)' || fill === 'rgb(63,0,125)')
-            continue;
-        const xs = p.map((q) => q[0]), ys = p.map((q) => q[1]);
-        if (Math.max(...xs) - Math.min(...xs) >= 10 && Math.max(...ys) - Math.min(...ys) >= 10)
-            n++;
-    }
-    return n;
-}
-
 async function figures(M, P, gnuplotJs, out) {
     const AttnGnuplot = require(path.resolve(gnuplotJs));
     process.setMaxListeners(0); // each instance of gnuplot's module listens on process
     const {renderFigure} = require(path.resolve(__dirname, '../../plots/web/figures.js'));
     const plots = path.resolve(__dirname, '../../plots');
     fs.rmSync(out, {recursive: true, force: true});
-    let bad = 0;
-    const check = (ok, what) => {
-        process.stdout.write(`figures: ${ok ? 'ok' : 'FAILED'}: ${what}\n`);
-        bad += ok ? 0 : 1;
+    const {check, failures} = checker('figures');
+    // draws plots/NAME.gp from files (a comparison directory): {svgs, status, stderr, ms}
+    const draw = async (script, files) => {
+        const t0 = process.hrtime.bigint();
+        const r = await renderFigure(AttnGnuplot, {
+            script: fs.readFileSync(path.join(plots, script + '.gp'), 'utf8'),
+            scriptName: script, files});
+        return Object.assign(r, {ms: Number(process.hrtime.bigint() - t0) / 1e6});
     };
     // the captions: one line per figure script the page draws
     const table = P.figures();
@@ -195,6 +152,18 @@ async function figures(M, P, gnuplotJs, out) {
                            'train_min=3 train_max=6 log_every=25');
         if (!h)
             fail(P, model);
+        // while it trains: the curves so far, from its log alone (page_curves)
+        for (let k = 0; k < 2; k++)
+            if (P.train(h, 1) !== 0)
+                fail(P, model + ': training');
+        if (P.curves(dir, '/live' + dir) !== 0)
+            fail(P, model + ': page_curves');
+        const live = filesOf(M, '/live' + dir);
+        const liveSvg = await draw('curves', live);
+        const logged = Buffer.from(live['curves.tsv']).toString('utf8').trim().split('\n').length - 1;
+        check(liveSvg.status === 0 && /<path/.test(liveSvg.svgs.curves || '') && logged === 2 &&
+              !live['accuracy.tsv'], `${model}: the curves of 2 validations drawn while it trains ` +
+              `(${liveSvg.ms.toFixed(0)} ms)`);
         trainAll(P, h, 1, model);
         if (P.finish(h) !== 0 || P.evaluate(h) !== 0 || P.decode(h, '2 7 1 8') !== 0)
             fail(P, model + ': finishing');
@@ -205,12 +174,8 @@ async function figures(M, P, gnuplotJs, out) {
         fs.mkdirSync(path.join(out, model), {recursive: true});
         const drawn = {};
         for (const script of ['curves', 'accuracy', 'positions', 'attention', 'gates']) {
-            const t0 = process.hrtime.bigint();
-            const r = await renderFigure(AttnGnuplot, {
-                script: fs.readFileSync(path.join(plots, script + '.gp'), 'utf8'),
-                scriptName: script, files});
-            const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-            check(r.status === 0, `${model}: ${script}.gp ran (${ms.toFixed(0)} ms)${r.status ? ': ' + r.stderr : ''}`);
+            const r = await draw(script, files);
+            check(r.status === 0, `${model}: ${script}.gp ran (${r.ms.toFixed(0)} ms)${r.status ? ': ' + r.stderr : ''}`);
             for (const [fig, svg] of Object.entries(r.svgs)) {
                 drawn[fig] = svg;
                 fs.writeFileSync(path.join(out, model, fig + '.svg'), svg);
@@ -242,7 +207,36 @@ async function figures(M, P, gnuplotJs, out) {
         }
         P.close(h);
     }
-    process.exit(bad ? 1 : 0);
+    // a checkpoint opened (the Transformer's model.ckpt, as one of the command line's),
+    // evaluated and decoding an input: staged for the merge by page_stage, then drawn
+    const h = P.open('/fig/transformer/model.ckpt', '/opened/transformer', 'samples=32');
+    if (!h || P.evaluate(h) !== 0 || P.decode(h, '2 7 1 8') !== 0)
+        fail(P, 'the checkpoint opened');
+    if (P.stage(h, '/stage/opened') !== 0 || P.compare('/stage/opened', '/compare/opened') !== 0)
+        fail(P, 'the checkpoint opened: page_stage and page_compare');
+    const opened = filesOf(M, '/compare/opened');
+    for (const [script, fig] of [['accuracy', 'accuracy'], ['positions', 'positions'],
+                                 ['attention', 'attention_cross']]) {
+        const r = await draw(script, opened);
+        check(r.status === 0 && /<path|<polygon/.test(r.svgs[fig] || ''),
+              `the checkpoint opened: ${fig}.svg drawn (${r.ms.toFixed(0)} ms)${r.status ? ': ' + r.stderr : ''}`);
+    }
+    P.close(h);
+    // every run together, the checkpoint's evaluation a second run of the Transformer
+    const allRuns = ['/fig/lstm', '/fig/rnn_attention', '/fig/transformer', '/stage/opened'];
+    if (P.compare(allRuns.join('\n'), '/compare/all') !== 0)
+        fail(P, 'every run together');
+    const together = filesOf(M, '/compare/all');
+    const summary = Buffer.from(together['summary.tsv']).toString('utf8');
+    check(/^transformer\t\d+\t2\t/m.test(summary) && /^lstm\t\d+\t1\t/m.test(summary),
+          'every run together: the checkpoint joins the Transformer as its second run');
+    for (const script of ['accuracy', 'budget']) {
+        const r = await draw(script, together);
+        const svg = r.svgs[script] || '';
+        check(r.status === 0 && ['lstm', 'rnn_attention', 'transformer'].every((m) => svg.includes(m)),
+              `every run together: ${script}.svg draws the three models (${r.ms.toFixed(0)} ms)`);
+    }
+    process.exit(failures.length ? 1 : 0);
 }
 
 function bench(M, P, preset, steps) {
@@ -269,7 +263,7 @@ if (argv[1] === 'figures') {
     if (argv.length !== 4)
         usage();
     require(path.resolve(argv[0]))().then((M) => {
-        const P = api(M);
+        const P = pageApi(M);
         P.init();
         return figures(M, P, argv[2], argv[3]);
     }).catch((e) => {
@@ -282,7 +276,7 @@ if (!Number.isInteger(steps) || steps < 1 || (argv[1] !== 'train' && argv[1] !==
     (argv[1] === 'bench' && argv[2] !== 'small' && argv[2] !== 'defaults'))
     usage();
 require(path.resolve(argv[0]))().then((M) => {
-    const P = api(M);
+    const P = pageApi(M);
     P.init();
     if (argv[1] === 'train')
         train(M, P, argv[2], steps);

@@ -5,12 +5,13 @@
 //
 // usage: node tests/web/screenshots.js PAGE_HTML OUT_DIR [CHROMIUM]
 //   writes OUT_DIR/page-en.png and OUT_DIR/page-zh.png (1280 pixels wide, the runs from
-//   their heading down, at most 2400 pixels tall). playwright-core (tests/web, `npm ci`)
+//   their heading down, at most 2400 pixels tall) and OUT_DIR/page-all-en.png (the
+//   section of all runs together, in English). playwright-core (tests/web, `npm ci`)
 //   drives Debian's chromium; nothing is downloaded. Exit status 0, 1 on a failure, 2
 //   for bad usage.
 'use strict';
 const path = require('path');
-const {chromium} = require('playwright-core');
+const {openPage, fillForm} = require('./helper.js');
 
 async function main() {
     const [html, out, exe] = process.argv.slice(2);
@@ -18,18 +19,10 @@ async function main() {
         process.stderr.write('usage: node tests/web/screenshots.js PAGE_HTML OUT_DIR [CHROMIUM]\n');
         process.exit(2);
     }
-    const browser = await chromium.launch({executablePath: exe || '/usr/bin/chromium',
-                                           args: ['--no-sandbox']});
+    const {browser, page} = await openPage(html, exe, {width: 1280, height: 900});
     try {
-        const page = await browser.newPage({viewport: {width: 1280, height: 900}});
-        await page.goto('file://' + path.resolve(html));
-        await page.click('button[data-lang=en]');
-        await page.fill('#train-min', '3');
-        await page.fill('#train-max', '8');
-        await page.selectOption('#preset', 'small');
-        await page.fill('#log-every', '25');
-        await page.fill('#stop-acc', '0.99');
-        await page.fill('#steps', '1500');
+        await fillForm(page, {models: ['lstm', 'rnn_attention', 'transformer'], lengths: [3, 8],
+                              preset: 'small', logEvery: 25, stopAcc: 0.99, steps: 1500});
         await page.click('#train');
         const cards = page.locator('article.run');
         const long = {timeout: 20 * 60 * 1000};
@@ -51,6 +44,16 @@ async function main() {
                                           height: Math.min(2400, box.height + 16)}});
             process.stdout.write(`wrote ${file}\n`);
         }
+        // every run together: the summary and the comparison figures, in English
+        await page.click('button[data-lang=en]');
+        await page.locator('#all [data-figure=budget] svg').waitFor(long);
+        await page.waitForFunction(() => !document.querySelector('#all.drawing'), null, long);
+        const all = await page.locator('#all').boundingBox();
+        const file = path.join(out, 'page-all-en.png');
+        await page.screenshot({path: file, fullPage: true,
+                               clip: {x: 0, y: all.y - 8, width: 1280,
+                                      height: Math.min(2400, all.height + 16)}});
+        process.stdout.write(`wrote ${file}\n`);
     } finally {
         await browser.close();
     }
