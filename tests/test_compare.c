@@ -215,6 +215,8 @@ START_TEST(compare_never_replaces_a_run_of_another_command)
     int len = snprintf(dir, sizeof dir, "%s", top);
     for (int k = 0; k < 11; k++)
         len += snprintf(dir + len, sizeof dir - (size_t)len, "/%0200d", k);
+    /* and a word a shell would split: the manifest must quote it */
+    len += snprintf(dir + len, sizeof dir - (size_t)len, "/with space");
     run_out r;
     cli_run(&r, NULL, (const char *const[]){ONE_RUN, "--out", dir, NULL});
     ck_assert_msg(r.status == 0, "compare: %s", r.err);
@@ -222,7 +224,10 @@ START_TEST(compare_never_replaces_a_run_of_another_command)
     ck_assert_msg(access(path, F_OK) == 0, "the run was not written where compare said");
     snprintf(path, sizeof path, "%s/manifest.tsv", dir);
     cli_slurp(path, text, sizeof text);
-    ck_assert_msg(strstr(text, dir), "manifest.tsv does not hold the whole command");
+    static char quoted[2700];
+    snprintf(quoted, sizeof quoted, " --out '%s'\n", dir);
+    ck_assert_msg(strstr(text, quoted), "manifest.tsv does not hold the whole command, each "
+                  "word as a shell takes it back");
     /* another command into the same directory: refused before anything starts */
     snprintf(path, sizeof path, "%s/runs/lstm-s1/model.ckpt", dir);
     snprintf(keep, sizeof keep, "%s.keep", top);

@@ -65,6 +65,7 @@ static const flag_spec flag_table[] = {
     {"force", no_argument, ARGS_FORCE, KIND_OTHER},
     {"alignment", no_argument, ARGS_ALIGNMENT, KIND_OTHER},
     {"untrained", no_argument, ARGS_UNTRAINED, KIND_OTHER},
+    {"activations", no_argument, ARGS_ACTIVATIONS, KIND_OTHER},
 };
 #define N_FLAGS (sizeof flag_table / sizeof flag_table[0])
 _Static_assert(N_FLAGS == ARGS_END - ARGS_FIRST, "every args_flag has one line in flag_table");

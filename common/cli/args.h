@@ -74,6 +74,7 @@ typedef enum args_flag {
     ARGS_FORCE,
     ARGS_ALIGNMENT,
     ARGS_UNTRAINED,
+    ARGS_ACTIVATIONS,
     ARGS_END
 } args_flag;
 

@@ -20,7 +20,6 @@
 #include "cmd_files.h"
 #include "cmd_measure.h"
 #include "../core/model.h"
-#include "../core/rng.h"
 #include "runlock.h"
 #include "safedir.h"
 #include "../core/task.h"
@@ -126,15 +125,10 @@ int cmd_attention(int argc, char **argv)
     model *m = ckpt_load(ck, NULL, err, sizeof err);
     if (!m)
         return args_run_error("%s", err);
-    if (args_get(&a, ARGS_UNTRAINED)) {
+    if (args_get(&a, ARGS_UNTRAINED) && (rc = cmd_untrain(m)) != 0) {
         /* the draws train made before its first step: the same seed, the same stream */
-        rng_streams r;
-        if (rng_open(&r, m->cfg.seed) != 0) {
-            m->ops->free(m);
-            return args_run_error("out of memory");
-        }
-        m->ops->init(m, r.s[RNG_INIT]);
-        rng_close(&r);
+        m->ops->free(m);
+        return rc;
     }
     int *src = malloc(m->cfg.max_len * sizeof *src);
     size_t Ts = 0;

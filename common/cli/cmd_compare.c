@@ -22,6 +22,7 @@
 #include "buildinfo.h"
 #include "args.h"
 #include "cmd.h"
+#include "cmd_files.h"
 #include "cmd_stop.h"
 #include "compare_jobs.h"
 #include "compare_presets.h"
@@ -426,7 +427,8 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
             "into %s\n", args_command(), njobs, p->ns, p->seeds, todo, p->jobs, p->out);
     const size_t failed = compare_schedule(jl, njobs, todo, p->jobs, p->exe);
     now_text(finished, sizeof finished);
-    /* the command as typed, whole: a stream that grows */
+    /* the command as typed, whole, each word as a shell takes it back (cmd_shell_word, as
+     * bench's manifest writes it): a stream that grows */
     char *command = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&command, &len);
@@ -435,8 +437,10 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
         return -1;
     }
     fputs("attnlab", f);
-    for (int i = 0; i < argc; i++)
-        fprintf(f, " %s", argv[i]);
+    for (int i = 0; i < argc; i++) {
+        fputc(' ', f);
+        cmd_shell_word(f, argv[i]);
+    }
     if (fclose(f) != 0) {
         free(command);
         args_run_error("out of memory");

@@ -34,7 +34,7 @@ void cmd_eval_help(void)
 {
     printf(
         "Usage: attnlab eval --checkpoint FILE [--lengths SPEC] [--samples N] [--seed S]\n"
-        "                    [--alignment] [--out DIR]\n"
+        "                    [--alignment] [--activations] [--untrained] [--out DIR]\n"
         "       attnlab eval --checkpoint FILE --input FILE\n"
         "\n"
         "Evaluates a trained model by greedy decoding: at each length it draws fresh\n"
@@ -57,6 +57,14 @@ void cmd_eval_help(void)
         "                     how often an output's largest weight is on the source\n"
         "                     symbol it repeats (argmax_acc) and the mean weight there,\n"
         "                     over the same sequences; with --out, eval_alignment.tsv\n"
+        "  --activations      also sum the activations a model records (a recurrent\n"
+        "                     cell's gates and states; copy and reverse) over the same\n"
+        "                     sequences: per length and matrix their mean, how many\n"
+        "                     are at or above 0.95 (share_hi) and at or below 0.05\n"
+        "                     (share_lo), their range; with --out, eval_activations.tsv\n"
+        "  --untrained        the same model as it was before its first training step\n"
+        "                     (its weights drawn again from the run's seed): what\n"
+        "                     training changed is the difference between the two\n"
         "  --threads N        BLAS threads\n"
         "\n"
         "A model trained on --task file:PATH reads that file again (it must not have\n"
@@ -210,7 +218,8 @@ typedef struct eval_request {
 static int parse_eval(int argc, char **argv, eval_request *q)
 {
     static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_LENGTHS, ARGS_SAMPLES,
-                                        ARGS_OUT,        ARGS_INPUT,   ARGS_ALIGNMENT, 0};
+                                        ARGS_OUT,        ARGS_INPUT,   ARGS_ALIGNMENT,
+                                        ARGS_ACTIVATIONS, ARGS_UNTRAINED, 0};
     int rc = args_parse(argc, argv, 1, allowed, cmd_eval_help, &q->a);
     if (rc)
         return rc;
@@ -225,6 +234,9 @@ static int parse_eval(int argc, char **argv, eval_request *q)
         return args_usage_error("--checkpoint FILE is required");
     if (args_get(&q->a, ARGS_ALIGNMENT) && args_get(&q->a, ARGS_INPUT))
         return args_usage_error("--alignment scores a test set, --input decodes your lines: "
+                                "give one of them");
+    if (args_get(&q->a, ARGS_ACTIVATIONS) && args_get(&q->a, ARGS_INPUT))
+        return args_usage_error("--activations sums a test set, --input decodes your lines: "
                                 "give one of them");
     q->samples = 512;
     if (args_count(&q->a, ARGS_SAMPLES, 1, 1000000, &q->samples))
@@ -264,6 +276,11 @@ int cmd_eval(int argc, char **argv)
     if (!m)
         return args_run_error("%s", err);
     const unsigned long seed = args_setting(a, "seed") ? opt->seed : m->cfg.seed;
+    const int untrained = args_get(a, ARGS_UNTRAINED) != NULL;
+    if (untrained && (rc = cmd_untrain(m)) != 0) {
+        m->ops->free(m);
+        return rc;
+    }
     runlock lock = {-1}; /* of --out, while eval writes there */
     if (args_get(a, ARGS_INPUT)) {
         rc = eval_input(m, args_get(a, ARGS_INPUT));
@@ -271,6 +288,10 @@ int cmd_eval(int argc, char **argv)
         rc = args_usage_error("--alignment: the model was trained on %s, whose outputs do "
                               "not each repeat one source symbol (accepted: a model of copy "
                               "or reverse)", m->cfg.task);
+    } else if (task_is_file(m->cfg.task) && args_get(a, ARGS_ACTIVATIONS)) {
+        rc = args_usage_error("--activations: the model was trained on %s, whose sequences "
+                              "are not drawn per length (accepted: a model of copy or "
+                              "reverse)", m->cfg.task);
     } else if (task_is_file(m->cfg.task)) {
         /* a file task: its test set, at the lengths given or at all of its lengths */
         const task *t = task_open(&m->cfg, err, sizeof err);
@@ -295,6 +316,9 @@ int cmd_eval(int argc, char **argv)
             rc = cmd_evaluate(m, lens, nl, samples, seed, dir, 1);
         if (rc == 0 && args_get(a, ARGS_ALIGNMENT))
             rc = cmd_alignment(m, lens, nl, samples, seed, dir);
+        if (rc == 0 && args_get(a, ARGS_ACTIVATIONS))
+            rc = cmd_activations(m, lens, nl, samples, seed, dir,
+                                 untrained ? "untrained" : "trained");
     }
     runlock_release(&lock);
     m->ops->free(m);

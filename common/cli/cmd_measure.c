@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../core/afile.h"
+#include "../core/actstat.h"
 #include "../core/align.h"
 #include "args.h"
 #include "bench.h"
@@ -26,6 +27,7 @@
 #include "../core/eval.h"
 #include "../core/model.h"
 #include "report.h"
+#include "../core/rng.h"
 #include "safedir.h"
 #include "../core/task.h"
 #include "../core/tracefile.h"
@@ -202,6 +204,65 @@ int cmd_alignment(model *m, const size_t *lens, size_t nl, size_t samples,
     }
     free(r);
     return rc;
+}
+
+/* ---- the activations (eval --activations) ------------------------------------------------- */
+
+typedef struct actstat_out {
+    const char *model, *weights;
+    const actstat_result *r;
+    size_t n;
+} actstat_out;
+
+static int write_activations(FILE *f, const void *ctx)
+{
+    const actstat_out *a = ctx;
+    return actstat_write_tsv(f, a->model, a->weights, a->r, a->n);
+}
+
+int cmd_activations(model *m, const size_t *lens, size_t nl, size_t samples,
+                    unsigned long seed, const char *dir, const char *weights)
+{
+    char err[ARGS_ERR_MAX];
+    actstat_result *r = calloc(ALIGN_MAX_RESULTS, sizeof *r);
+    if (!r)
+        return args_run_error("out of memory");
+    const task *t = task_open(&m->cfg, err, sizeof err);
+    size_t nr = 0;
+    const int got = !t ? -1 : actstat_run(m, t, lens, nl, samples, seed, r, ALIGN_MAX_RESULTS,
+                                          &nr, err, sizeof err);
+    task_close(t);
+    int rc = 0;
+    if (got != 0) {
+        rc = args_run_error("--activations: %s", err);
+    } else if (nr == 0) {
+        printf("%s declares no activation (gates, cells) in its trace: nothing to sum\n",
+               m->ops->name);
+    } else {
+        printf("\n%-14s %-9s %6s %-12s %8s %8s %8s %8s\n", "model", "weights", "length",
+               "matrix", "mean", "share_hi", "share_lo", "range");
+        for (size_t k = 0; k < nr; k++) {
+            const double N = (double)r[k].values;
+            printf("%-14s %-9s %6zu %-12s %8.4f %8.4f %8.4f %.3f..%.3f\n", m->ops->name,
+                   weights, r[k].len, r[k].name, r[k].sum / N, (double)r[k].hi / N,
+                   (double)r[k].lo / N, r[k].min, r[k].max);
+        }
+        actstat_out ao = {m->ops->name, weights, r, nr};
+        if (dir && cmd_write_file(dir, "eval_activations.tsv", write_activations, &ao) != 0)
+            rc = ARGS_EXIT_RUNTIME;
+    }
+    free(r);
+    return rc;
+}
+
+int cmd_untrain(model *m)
+{
+    rng_streams r;
+    if (rng_open(&r, m->cfg.seed) != 0)
+        return args_run_error("out of memory");
+    m->ops->init(m, r.s[RNG_INIT]);
+    rng_close(&r);
+    return 0;
 }
 
 /* ---- the trace (attention, and train with --trace) ------------------------------------------ */

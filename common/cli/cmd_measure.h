@@ -33,6 +33,19 @@ int cmd_evaluate(model *m, const size_t *lens, size_t nl, size_t samples,
 int cmd_alignment(model *m, const size_t *lens, size_t nl, size_t samples,
                   unsigned long seed, const char *dir);
 
+/* Sums the activation matrices of m (gates and cells: actstat.h) over samples
+ * sequences at each of the nl lengths (evaluation seed seed): prints the table and, when
+ * dir is not NULL, writes eval_activations.tsv into dir; weights ("trained" or
+ * "untrained") is written in its weights column. A model that declares no activation
+ * says so and succeeds. Returns the exit status (the error printed). */
+int cmd_activations(model *m, const size_t *lens, size_t nl, size_t samples,
+                    unsigned long seed, const char *dir, const char *weights);
+
+/* Draws m's weights again exactly as train did before its first step (the run's seed,
+ * the same stream): the untrained model of a checkpoint. Returns 0, or the exit status
+ * after one line. */
+int cmd_untrain(model *m);
+
 /* The source lengths of the final evaluation of a file task t (its test set): with *nl
  * > 0, the nl lengths in lens (given by flag), each of which must hold test examples;
  * with *nl 0, every source length of the test set, written into lens (room for

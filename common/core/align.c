@@ -53,6 +53,55 @@ static int align_sink(void *ctx, const char *name, const gsl_matrix *m, const ch
     return 0;
 }
 
+int align_trace_stream(model *m, const task *t, size_t L, size_t samples, unsigned long seed,
+                       trace_sink sink, void *ctx, char *err, size_t n)
+{
+    const size_t Tt = task_target_len(t, L);
+    batch b;
+    int *pred = NULL;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r || batch_alloc(&b, 1, L, Tt) != 0 || !(pred = malloc(Tt * sizeof *pred))) {
+        if (r)
+            gsl_rng_free(r);
+        free(pred);
+        snprintf(err, n, "out of memory for tracing sequences of length %zu", L);
+        return -1;
+    }
+    int rc = 0;
+    /* eval_run's stream of this length: its first sequences, one at a time */
+    gsl_rng_set(r, rng_stream_seed(seed * 65537ul + L, RNG_EVAL));
+    if (m->ops->reserve(m, 1, L, Tt) != 0) {
+        snprintf(err, n, "out of memory for tracing a sequence of length %zu", L);
+        rc = -1;
+    }
+    for (size_t s = 0; s < samples && rc == 0; s++) {
+        task_fill(t, &b, 1, L, m->cfg.symbols, r);
+        if (m->ops->trace(m, b.src, L, Tt, pred, sink, ctx) != 0) {
+            snprintf(err, n, "%s trace failed: %s", m->ops->name, model_last_error());
+            rc = -1;
+        }
+    }
+    batch_free(&b);
+    free(pred);
+    gsl_rng_free(r);
+    return rc;
+}
+
+int align_check_lengths(const model *m, const size_t *lens, size_t nl, char *err, size_t n)
+{
+    if (!m->ops->trace) {
+        snprintf(err, n, "%s records no matrices (it has no trace)", m->ops->name);
+        return -1;
+    }
+    for (size_t k = 0; k < nl; k++)
+        if (lens[k] == 0 || lens[k] > m->cfg.max_len) {
+            snprintf(err, n, "length %zu is outside 1..%zu (the model's max_len)", lens[k],
+                     m->cfg.max_len);
+            return -1;
+        }
+    return 0;
+}
+
 int align_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samples,
               unsigned long seed, align_result *out, size_t max, size_t *n_out, char *err,
               size_t n)
@@ -63,56 +112,18 @@ int align_run(model *m, const task *t, const size_t *lens, size_t nl, size_t sam
                  "there is no right place to attend to (accepted: copy, reverse)", t->name);
         return -1;
     }
-    if (!m->ops->trace) {
-        snprintf(err, n, "%s records no matrices (it has no trace)", m->ops->name);
+    if (align_check_lengths(m, lens, nl, err, n) != 0)
         return -1;
-    }
-    size_t Lmax = 0, Tmax = 0;
     for (size_t k = 0; k < nl; k++) {
-        if (lens[k] == 0 || lens[k] > m->cfg.max_len) {
-            snprintf(err, n, "length %zu is outside 1..%zu (the model's max_len)", lens[k],
-                     m->cfg.max_len);
+        align_ctx c = {t, lens[k], out + *n_out, 0, max - *n_out, 0};
+        const int rc = align_trace_stream(m, t, lens[k], samples, seed, align_sink, &c, err, n);
+        if (rc != 0 && c.full)
+            snprintf(err, n, "more attention maps than the %zu there is room for", max);
+        if (rc != 0)
             return -1;
-        }
-        Lmax = lens[k] > Lmax ? lens[k] : Lmax;
-        Tmax = task_target_len(t, lens[k]) > Tmax ? task_target_len(t, lens[k]) : Tmax;
-    }
-    batch b;
-    int *pred = NULL;
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!r || batch_alloc(&b, 1, Lmax, Tmax) != 0 || !(pred = malloc(Tmax * sizeof *pred))) {
-        if (r)
-            gsl_rng_free(r);
-        free(pred);
-        snprintf(err, n, "out of memory for tracing sequences of length %zu", Lmax);
-        return -1;
-    }
-    int rc = 0;
-    for (size_t k = 0; k < nl && rc == 0; k++) {
-        const size_t L = lens[k], Tt = task_target_len(t, L);
-        align_ctx c = {t, L, out + *n_out, 0, max - *n_out, 0};
-        /* eval_run's stream of this length: its first sequences, one at a time */
-        gsl_rng_set(r, rng_stream_seed(seed * 65537ul + L, RNG_EVAL));
-        if (m->ops->reserve(m, 1, L, Tt) != 0) {
-            snprintf(err, n, "out of memory for tracing a sequence of length %zu", L);
-            rc = -1;
-        }
-        for (size_t s = 0; s < samples && rc == 0; s++) {
-            task_fill(t, &b, 1, L, m->cfg.symbols, r);
-            if (m->ops->trace(m, b.src, L, Tt, pred, align_sink, &c) != 0) {
-                if (c.full)
-                    snprintf(err, n, "more attention maps than the %zu there is room for", max);
-                else
-                    snprintf(err, n, "%s trace failed: %s", m->ops->name, model_last_error());
-                rc = -1;
-            }
-        }
         *n_out += c.n;
     }
-    batch_free(&b);
-    free(pred);
-    gsl_rng_free(r);
-    return rc;
+    return 0;
 }
 
 int align_write_tsv(FILE *f, const char *model_name, const align_result *r, size_t nr)

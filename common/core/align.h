@@ -45,6 +45,18 @@ int align_run(model *m, const task *t, const size_t *lens, size_t nl, size_t sam
               unsigned long seed, align_result *out, size_t max, size_t *n_out, char *err,
               size_t n);
 
+/* Decodes, through m's trace, the first samples sequences of length L that eval_run
+ * draws from the evaluation stream of seed for task t, one at a time, sending every
+ * matrix to sink (ctx passed on). Shared by every measure over a test set that reads the
+ * trace (this one, actstat.h). Returns 0; or -1 with one line in err (n bytes): no
+ * memory, a trace that failed or a sink that said stop. */
+int align_trace_stream(model *m, const task *t, size_t L, size_t samples, unsigned long seed,
+                       trace_sink sink, void *ctx, char *err, size_t n);
+
+/* Checks that m has a trace and that each of the nl lengths lies in 1..max_len. Returns
+ * 0, or -1 with one line in err (n bytes). */
+int align_check_lengths(const model *m, const size_t *lens, size_t nl, char *err, size_t n);
+
 /* Writes the results as TSV (header: model len matrix examples rows argmax_acc
  * weight_mean). Returns 0, or -1 on a write error. */
 int align_write_tsv(FILE *f, const char *model_name, const align_result *r, size_t nr);
