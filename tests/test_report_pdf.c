@@ -22,7 +22,7 @@
  *
  * Skipped, with one line, when no Chromium (tests/testutil.h, tu_chromium) or no
  * poppler-utils is found; left out without gnuplot (no figure). Slow: a training run of
- * seconds, four reports and six prints. */
+ * seconds, five reports beside the comparison's own and six prints. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
