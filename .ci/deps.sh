@@ -83,13 +83,20 @@ as_root() { # runs "$@" as root: directly, with sudo, or fails
 # best effort: make web builds without it and make check-web skips that test with one
 # line. Debian's chromium (apt-get, when root or sudo without a password; Homebrew has no
 # unattended one), and playwright-core at the version tests/web/package-lock.json pins,
-# by `npm ci` (it downloads no browser).
+# by `npm ci` (it downloads no browser). Beside chromium, Debian's poppler-utils
+# (pdfimages, pdftotext, pdfinfo), with which tests/test_report_pdf.c reads the report
+# Chromium printed (that test, of make check, skips with one line without either).
 web_test_tools() {
     [ "${1:-}" = web ] || return 0
     if ! have_prog chromium && have_prog apt-get && as_root true 2>/dev/null; then
         echo "attnlab: installing chromium for the page's browser test" >&2
         DEBIAN_FRONTEND=noninteractive as_root apt-get install -y --no-install-recommends \
             chromium >/dev/null 2>&1 || echo "attnlab: could not install chromium (the browser test will be skipped)" >&2
+    fi
+    if have_prog chromium && ! have_prog pdfimages && have_prog apt-get && as_root true 2>/dev/null; then
+        echo "attnlab: installing poppler-utils to read the printed report (tests/test_report_pdf.c)" >&2
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y --no-install-recommends \
+            poppler-utils >/dev/null 2>&1 || echo "attnlab: could not install poppler-utils (the printed report will not be checked)" >&2
     fi
     web_dir=$(dirname "$0")/../tests/web
     if have_prog npm && [ ! -d "$web_dir/node_modules/playwright-core" ]; then

@@ -5,14 +5,14 @@
  * documents use (first column) and the other renderings they must not use (last column,
  * separated by "、"; "—" when none). No Chinese handout, key or worksheet (docs/zh/labs/,
  * docs/zh/labs/keys/ and docs/zh/labs/worksheets/), nor the Chinese quick start
- * (docs/zh/README.md), may hold a rejected rendering, except
+ * (docs/zh/README.md) or claims (docs/zh/claims.md), may hold a rejected rendering, except
  * where it is part of the term chosen in its place: "整序列准确率" holds "序列准确率" and
- * is the chosen term.
+ * is the chosen term; nor one of a few calques that are no term of the glossary
+ * (calques: phrases such as 不是一个结果 for "not a result").
  * The glossary must exist, reject at least the known doublets (two renderings of token
  * and of sequence accuracy), and be linked from docs/zh/labs/README.md.
  *
- * The program's Chinese is checked the same way, and against a few calques that are no
- * term of the glossary (program_calques): every string literal of the C sources that
+ * The program's Chinese is checked the same way, against the same calques: every string literal of the C sources that
  * holds Chinese, adjacent literals joined as the compiler joins them (the report page,
  * the captions of report_figures.c, the figures' labels of report_labels.c, the
  * sentences the models' traces add), and the browser page's words (plots/web).
@@ -110,8 +110,16 @@ static int inside_term(const char *text, const char *p, size_t blen, const row *
     return 0;
 }
 
-/* The first rejected rendering of rows found in doc (outside the chosen terms), as
- * "file:line: 'bad' (glossary: term)" in msg; msg is "" when there is none. */
+/* Calques neither the documents nor the program's strings may use that are no row's
+ * rejection: phrases rather than terms (a rejected term, such as 尖锐 or 面板, is a row's). */
+static const char *const calques[][2] = {
+    {"不是一个结果", "一句完整的说法，例如'这不能当作结论'"},
+    {"携带的距离", "所经过的距离"},
+    {"随机猜测的水平", "随机水平"},
+};
+
+/* The first rejected rendering of rows found in doc (outside the chosen terms), or else
+ * the first of calques, as "file:line: 'bad' (...)" in msg; msg is "" when there is none. */
 static void find_rejected(const char *doc, const row *rows, size_t nrows, char *msg,
                           size_t n)
 {
@@ -134,6 +142,15 @@ static void find_rejected(const char *doc, const row *rows, size_t nrows, char *
                 break;
             }
         }
+    }
+    for (size_t i = 0; i < sizeof calques / sizeof calques[0] && !msg[0]; i++) {
+        const char *p = strstr(text, calques[i][0]);
+        int line = 1;
+        for (const char *q = text; p && q < p; q++)
+            line += *q == '\n';
+        if (p)
+            snprintf(msg, n, "%.200s:%d: '%s' (say '%s')", doc, line, calques[i][0],
+                     calques[i][1]);
     }
     free(text);
 }
@@ -163,7 +180,7 @@ START_TEST(documents_use_the_chosen_terms)
     size_t ndocs = 0;
     static const char *const patterns[] = {"docs/zh/labs/*.md", "docs/zh/labs/keys/*.md",
                                            "docs/zh/labs/worksheets/*.md",
-                                           "docs/zh/README.md"};
+                                           "docs/zh/README.md", "docs/zh/claims.md"};
     for (size_t k = 0; k < sizeof patterns / sizeof patterns[0]; k++) {
         ck_assert_int_eq(glob(patterns[k], 0, NULL, &g), 0);
         for (size_t i = 0; i < g.gl_pathc; i++, ndocs++) {
@@ -178,16 +195,6 @@ START_TEST(documents_use_the_chosen_terms)
 END_TEST
 
 /* ---- the program's Chinese ---------------------------------------------------------- */
-
-/* Renderings the program's strings must not use that are no row's rejection: phrases
- * rather than terms, and the words the glossary's rows name in their meaning. */
-static const char *const program_calques[][2] = {
-    {"面板", "子图"},
-    {"尖锐", "集中"},
-    {"不是一个结果", "一句完整的说法，例如'这不能当作结论'"},
-    {"携带的距离", "所经过的距离"},
-    {"随机猜测的水平", "随机水平"},
-};
 
 /* Does s hold a CJK ideograph (U+4E00..U+9FFF: E4 B8 80 .. E9 BF BF in UTF-8)? */
 static int has_chinese(const char *s)
@@ -266,7 +273,7 @@ static size_t chinese_literals(const char *src, char **out)
     return n;
 }
 
-/* The first rejected rendering (a row's, or one of program_calques) in the Chinese
+/* The first rejected rendering (a row's, or one of calques) in the Chinese
  * literals of the C file path, as a message in msg ("" when none); *found counts the
  * literals read. */
 static void program_rejected(const char *path, const row *rows, size_t nrows, size_t *found,
@@ -290,12 +297,12 @@ static void program_rejected(const char *path, const row *rows, size_t nrows, si
                                  "%s:%d)", path, (int)strcspn(text, "\t"), text, bad,
                                  rows[i].terms, GLOSSARY, rows[i].line);
         }
-        for (size_t i = 0; i < sizeof program_calques / sizeof program_calques[0] && !msg[0];
+        for (size_t i = 0; i < sizeof calques / sizeof calques[0] && !msg[0];
              i++)
-            if (strstr(text, program_calques[i][0]))
+            if (strstr(text, calques[i][0]))
                 snprintf(msg, n, "%.200s:%.*s: '%s' (say '%s')", path,
-                         (int)strcspn(text, "\t"), text, program_calques[i][0],
-                         program_calques[i][1]);
+                         (int)strcspn(text, "\t"), text, calques[i][0],
+                         calques[i][1]);
     }
     free(lits);
 }

@@ -371,26 +371,9 @@ END_TEST
 
 /* ---- on paper ----------------------------------------------------------------------- */
 
-/* The Chromium program: $CHROMIUM, else the first of the usual names on the PATH; NULL
- * when there is none. */
-static const char *chromium(void)
-{
-    const char *c = getenv("CHROMIUM");
-    if (c && *c)
-        return c;
-    static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
-    for (size_t k = 0; k < 3; k++) {
-        char sh[128];
-        snprintf(sh, sizeof sh, "command -v %s > /dev/null 2>&1", names[k]);
-        if (system(sh) == 0)
-            return names[k];
-    }
-    return NULL;
-}
-
 START_TEST(sheet_prints_on_one_page)
 {
-    const char *browser = chromium();
+    const char *browser = tu_chromium();
     if (!browser) {
         printf("worksheets: no Chromium found, the sheets are not printed (set CHROMIUM)\n");
         return;

@@ -102,6 +102,21 @@ const char *tu_program(void)
     return p && *p ? p : "build/attnlab";
 }
 
+const char *tu_chromium(void)
+{
+    const char *c = getenv("CHROMIUM");
+    if (c && *c)
+        return c;
+    static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        char sh[128];
+        snprintf(sh, sizeof sh, "command -v %s > /dev/null 2>&1", names[k]);
+        if (system(sh) == 0)
+            return names[k];
+    }
+    return NULL;
+}
+
 int tu_run_quiet(const char *const *args, char *err, size_t n)
 {
     char errp[] = "/tmp/attnlab-tu-err-XXXXXX";

@@ -48,6 +48,9 @@ double tu_gradcheck(const char *what, gradcheck_loss loss, void *ctx, gsl_matrix
 /* The attnlab program the tests run: $ATTNLAB, or build/attnlab. */
 const char *tu_program(void);
 
+/* The Chromium program the printing tests drive: $CHROMIUM, else the first of chromium,
+ * chromium-browser, google-chrome on the PATH; NULL when there is none. */
+const char *tu_chromium(void);
 /* Runs the program with the NULL-terminated argument list args (argv[0] excluded) in a
  * child process, its standard input empty and its standard output discarded; its
  * standard error goes to err (NUL-terminated, cut to n − 1 bytes). Returns the exit
