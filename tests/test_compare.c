@@ -48,7 +48,7 @@ START_TEST(compare_writes_documented_tables_and_resumes)
                             "best_step_median\tbest_step_min\tbest_step_max\t"
                             "best_seconds_median\tbest_seconds_min\tbest_seconds_max\t"
                             "best_val_acc_median\tbest_val_acc_min\ttarget\tcap\t"
-                            "reached_target\tverdict"},
+                            "reached_target\tverdict\tverdict_zh"},
         {"capacity.tsv", "model\tbase\tsetups\tparams\tseeds\treach_median\treach_min\t"
                          "reach_max\ttok_train_max_mean\ttok_train_max_min\t"
                          "tok_train_max_max"},

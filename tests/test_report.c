@@ -263,6 +263,22 @@ START_TEST(capped_runs_are_censored)
     ck_assert_msg(strstr(t, says) && strstr(t, "Some runs stopped before they reached the "
                                                "target"), "report.html lacks the note");
     free(t);
+    /* the Chinese page says the same in Chinese (convergence.tsv's verdict_zh) */
+    static const char says_zh[] = "3 次运行中有 2 次在 40 步内没有达到 0.999（被上限停止）";
+    ru_result_free(&r);
+    ru_run(&r, (const char *const[]){"report", "--lang", "zh", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(path, sizeof path, "%s/convergence.tsv", base);
+    t = ru_slurp(path, NULL);
+    ck_assert_msg(t && strstr(t, "\tverdict\tverdict_zh\n") && strstr(t, says_zh),
+                  "convergence.tsv:\n%s", t ? t : "(missing)");
+    free(t);
+    ru_fmt(path, sizeof path, "%s/report.zh.html", base);
+    t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(strstr(t, says_zh) && !strstr(t, says), "report.zh.html: the verdict is not "
+                  "the Chinese one");
+    free(t);
     ru_fmt(path, sizeof path, "%s/budget_at.tsv", base);
     t = ru_slurp(path, NULL);
     ck_assert_ptr_nonnull(t);

@@ -197,10 +197,11 @@ static const char *role_of(size_t L, const config *c)
 /* summary.tsv with named columns: a model's settings once (rowspan), then one row per
  * length with what that length is and accuracy as mean ± sd. A summary without the
  * expected columns is shown as it is. */
-/* The verdict column of convergence.tsv for group (NULL when it has none). */
-static const char *verdict_of(const tsv *conv, const char *group)
+/* The column column ("verdict", or "verdict_zh" in Chinese) of convergence.tsv for
+ * group (NULL when it has none). */
+static const char *verdict_of(const tsv *conv, const char *group, const char *column)
 {
-    static const char *const need[] = {"model", "verdict"};
+    const char *const need[] = {"model", column};
     long at[2];
     char why[256];
     if (!conv || tsv_require(conv, need, at, 2, why, sizeof why) != 0)
@@ -269,11 +270,14 @@ static void write_summary(FILE *f, const tsv *t, const report_facts *fx, const t
             }
             fputs("</td>", f);
         }
-        /* how the model's runs ended, in the words of convergence.tsv (English) */
-        const char *says = first && conv ? verdict_of(conv, group) : NULL;
+        /* how the model's runs ended, in the words of convergence.tsv: its verdict_zh on
+         * the Chinese page (a table written before it had one: the English) */
+        const char *says = first && conv ? verdict_of(conv, group, "verdict") : NULL;
+        const char *zh = first && conv && page_lang == REPORT_ZH
+                             ? verdict_of(conv, group, "verdict_zh") : NULL;
         if (first && conv) {
             fprintf(f, "<td class=\"l\" rowspan=\"%zu\">", span);
-            report_html_text(f, says ? says : "");
+            report_html_text(f, zh ? zh : says ? says : "");
             fputs("</td>", f);
         }
         /* any run short of its target: the cap ended it, or a plateau below the target */

@@ -199,27 +199,38 @@ static conv_row converge(const summary_ctx *c, const model_group *g)
     return row;
 }
 
-/* Writes into buf what the runs of r say of their target, for people: "every run
- * reached 0.999", or which did not and why ("3 of 3 did not reach 0.999 within 3000
- * steps (stopped by the cap)", "1 of 5 stopped at a plateau below 0.999"); never
- * "converged" of a run the cap ended. */
-static void verdict(const conv_row *r, char *buf, size_t n)
+/* Writes into buf what the runs of r say of their target, for people, in English (zh 0:
+ * "every run reached 0.999", or which did not and why: "3 of 3 did not reach 0.999
+ * within 3000 steps (stopped by the cap)", "1 of 5 stopped at a plateau below 0.999")
+ * or in Chinese (zh 1, the same facts in the glossary's terms); never "converged" of a
+ * run the cap ended. */
+static void verdict(const conv_row *r, int zh, char *buf, size_t n)
 {
     if (r->target <= 0) {
-        snprintf(buf, n, "no target; %zu of %zu ran all %zu steps", r->ends[RUNDIR_END_BUDGET],
-                 r->runs, r->cap);
+        if (zh)
+            snprintf(buf, n, "没有目标；%zu 次运行中有 %zu 次跑完了全部 %zu 步", r->runs,
+                     r->ends[RUNDIR_END_BUDGET], r->cap);
+        else
+            snprintf(buf, n, "no target; %zu of %zu ran all %zu steps",
+                     r->ends[RUNDIR_END_BUDGET], r->runs, r->cap);
         return;
     }
     if (r->reached == r->runs) {
-        snprintf(buf, n, "every run reached %g", r->target);
+        snprintf(buf, n, zh ? "每次运行都达到了 %g" : "every run reached %g", r->target);
         return;
     }
     size_t at = 0;
     buf[0] = '\0';
-    if (r->capped_below)
+    if (r->capped_below && zh)
+        at += (size_t)snprintf(buf, n, "%zu 次运行中有 %zu 次在 %zu 步内没有达到 %g（被上限停止）",
+                               r->runs, r->capped_below, r->cap, r->target);
+    else if (r->capped_below)
         at += (size_t)snprintf(buf, n, "%zu of %zu did not reach %g within %zu steps (stopped "
                                "by the cap)", r->capped_below, r->runs, r->target, r->cap);
-    if (r->plateau_below && at < n)
+    if (r->plateau_below && at < n && zh)
+        snprintf(buf + at, n - at, "%s%zu 次运行中有 %zu 次停在低于 %g 的平台期", at ? "；" : "",
+                 r->runs, r->plateau_below, r->target);
+    else if (r->plateau_below && at < n)
         snprintf(buf + at, n - at, "%s%zu of %zu stopped at a plateau below %g",
                  at ? "; " : "", r->plateau_below, r->runs, r->target);
 }
@@ -231,7 +242,7 @@ int summary_write_convergence(FILE *f, const void *p)
                "steps_median\tsteps_min\tsteps_max\tbest_step_median\tbest_step_min\t"
                "best_step_max\tbest_seconds_median\tbest_seconds_min\tbest_seconds_max\t"
                "best_val_acc_median\tbest_val_acc_min\ttarget\tcap\treached_target\t"
-               "verdict\n");
+               "verdict\tverdict_zh\n");
     for (size_t m = 0; m < c->ng; m++) {
         const model_group *g = &c->g[m];
         const conv_row r = converge(c, g);
@@ -248,9 +259,10 @@ int summary_write_convergence(FILE *f, const void *p)
             cell(f, r.sec[j]);
         cell(f, r.acc[0]);
         cell(f, r.acc[1]);
-        char says[256];
-        verdict(&r, says, sizeof says);
-        fprintf(f, "\t%g\t%zu\t%zu\t%s\n", r.target, r.cap, r.reached, says);
+        char says[256], says_zh[512];
+        verdict(&r, 0, says, sizeof says);
+        verdict(&r, 1, says_zh, sizeof says_zh);
+        fprintf(f, "\t%g\t%zu\t%zu\t%s\t%s\n", r.target, r.cap, r.reached, says, says_zh);
     }
     return ferror(f) ? -1 : 0;
 }
@@ -280,7 +292,7 @@ void summary_print_convergence(FILE *f, const summary_ctx *c)
         char says[256];
         if (!r.runs || r.target <= 0 || r.reached == r.runs)
             continue;
-        verdict(&r, says, sizeof says);
+        verdict(&r, 0, says, sizeof says);
         fprintf(f, "%s: %s%s\n", c->g[m].name, says,
                 r.capped_below ? ": the accuracies of those runs are those of models cut "
                                  "short, not of what the model can learn"

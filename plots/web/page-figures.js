@@ -323,9 +323,9 @@ function showAll() {
     const s = tsv(fileText(all.files, 'summary.tsv'));
     const conv = tsv(fileText(all.files, 'convergence.tsv') || 'model');
     const ci = (h) => conv.head.indexOf(h);
-    const verdict = (g) => {
+    const verdict = (g, column) => {
         const r = conv.rows.find((x) => x[ci('model')] === g);
-        return r && ci('verdict') >= 0 ? r[ci('verdict')] : '';
+        return r && ci(column) >= 0 ? r[ci(column)] : '';
     };
     const col = (h) => s.head.indexOf(h);
     const rows = [];
@@ -343,9 +343,10 @@ function showAll() {
         }
         cells.push(r[col('len')], pm('token_mean', 'token_sd'), pm('seq_mean', 'seq_sd'));
         if (first) {
-            const v = verdict(g);
+            const v = verdict(g, 'verdict');
             capped = capped || /did not reach|plateau below/.test(v);
-            cells.push(el('td', {rowspan: String(span), class: 'verdict', text: v}));
+            const shown = (lang === 'zh' && verdict(g, 'verdict_zh')) || v;
+            cells.push(el('td', {rowspan: String(span), class: 'verdict', text: shown}));
         }
         rows.push(cells);
     });
