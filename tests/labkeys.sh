@@ -53,15 +53,17 @@ for lab in "$@"; do
     ls docs/labs/"$lab"-*.md >/dev/null 2>&1 ||
         { echo "labkeys.sh: no handout docs/labs/$lab-*.md (labs are two digits: 01, 02, ...)" >&2; exit 2; }
 done
-make --no-print-directory -j2 build/attnlab >/dev/null
+make --no-print-directory -j2 build/attnlab build/data/translate.tsv >/dev/null
 mkdir -p "$out"
 case $out in /*) ;; *) out=$top/$out ;; esac
 
 # The lines of the ```sh blocks of handout $1 that run on the built program: blocks that
-# name an edited copy of the sources are left out.
+# name an edited copy of the sources are left out, and so is `make translate-data` (made
+# above, and linked into every instance as build/data).
 lab_lines() {
     awk '/^```sh/ { inblock = 1; n = 0; skip = 0; next }
          /^```/ && inblock { inblock = 0; if (!skip) for (i = 1; i <= n; i++) print line[i]; next }
+         inblock && /^make translate-data/ { next }
          inblock { line[++n] = $0; if ($0 ~ /nomask|labs\/06\/src/) skip = 1 }' "$1"
 }
 
@@ -74,6 +76,7 @@ run_instance() {
     mkdir -p "$dir/build"
     ln -sfn "$top/docs" "$dir/docs"
     ln -sfn "$top/plots" "$dir/plots"
+    ln -sfn "$top/build/data" "$dir/build/data"
     cat >"$dir/build/attnlab" <<EOF
 #!/bin/sh
 # the built program, with $off added to the seed of every train (seed 1 when none is given)

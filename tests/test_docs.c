@@ -12,9 +12,10 @@
  *     runtime status 1 and not the usage status 2;
  *   - run: each lab's commands are run in order in a temporary directory, with every
  *     path under results/labs/ moved there. Training is shrunk to 2 steps and 2
- *     evaluation samples (flags given later win), evaluation to 2 samples; gradcheck,
- *     attention, report and the lab's gnuplot lines run as written. bench is only
- *     parsed (its measurements take minutes).
+ *     evaluation samples at one length (flags given later win), evaluation to 2
+ *     samples; gradcheck, attention, report and the lab's gnuplot lines run as written.
+ *     bench is only parsed (its measurements take minutes), then run at one length;
+ *     bench --layers runs at one small width and length.
  * Then every results/labs/... file a handout names (figures, tables, checkpoints) must
  * exist: the handouts may only point at files their own commands produce. Every
  * repository path and relative link in docs/README.md, docs/conventions.md and the labs
@@ -397,6 +398,19 @@ static int have_gnuplot(void)
 
 /* Runs one attnlab command of a handout (shrunk where it would take long) in dir; on
  * failure, fails the test with the command and the end of its output. */
+/* The word after flag in c (--flag VALUE or --flag=VALUE); NULL when absent. */
+static const char *word_after(const cmd *c, const char *flag)
+{
+    const size_t n = strlen(flag);
+    for (int k = 2; k < c->argc; k++) {
+        if (strcmp(c->argv[k], flag) == 0 && k + 1 < c->argc)
+            return c->argv[k + 1];
+        if (strncmp(c->argv[k], flag, n) == 0 && c->argv[k][n] == '=')
+            return c->argv[k] + n + 1;
+    }
+    return NULL;
+}
+
 static void run_attnlab(const handout *h, const cmd *c, const char *dir)
 {
     char text[LINE_LEN], log[PATH_LEN + 16], tail[600];
@@ -420,11 +434,21 @@ static void run_attnlab(const handout *h, const cmd *c, const char *dir)
         if (ho_has_flag(c, "--resume"))
             return;
         ho_build_args(&a, c, dir);
-        static const char *const tiny[] = {"--steps", "2", "--samples", "2", "--eval-lengths",
-                                           "4", "--log-every", "1", "--checkpoint-every", "0",
-                                           "--quiet", NULL};
+        static const char *const tiny[] = {"--steps", "2", "--samples", "2", "--log-every", "1",
+                                           "--checkpoint-every", "0", "--quiet", NULL};
         for (const char *const *t = tiny; *t; t++)
             av_push(&a, *t);
+        /* one evaluation length: 4, or for a file task the shortest it trains on (its test
+         * set may hold no other); a file task without --train-len evaluates all of it */
+        char first[32] = "4";
+        const char *task = word_after(c, "--task"), *range = word_after(c, "--train-len");
+        if (task && strncmp(task, "file:", 5) == 0)
+            snprintf(first, sizeof first, "%.*s", range ? (int)strcspn(range, ":") : 0,
+                     range ? range : "");
+        if (first[0]) {
+            av_push(&a, "--eval-lengths");
+            av_push(&a, first);
+        }
         if (ho_has_flag(c, "--cost-lengths")) {
             av_push(&a, "--cost-lengths");
             av_push(&a, "4");
@@ -451,6 +475,14 @@ static void run_attnlab(const handout *h, const cmd *c, const char *dir)
     } else if (strcmp(sub, "compare") == 0) {
         ho_build_args(&a, c, dir);
         av_push(&a, "--print-jobs");
+    } else if (strcmp(sub, "bench") == 0 && ho_has_flag(c, "--layers")) {
+        /* One layer of each kind at one small width and length, once: the files the
+         * handout names (a flag given again keeps its last value). */
+        ho_build_args(&a, c, dir);
+        static const char *const tiny[] = {"--widths", "8", "--lengths", "8", "--reps", "1",
+                                           "--threads", "1", NULL};
+        for (const char *const *t = tiny; *t; t++)
+            av_push(&a, *t);
     } else if (strcmp(sub, "bench") == 0) {
         /* Its measurements take minutes, so first its values are parsed: bench reads
          * --models, --lengths and --reps, then refuses a --model; a refusal that names
@@ -555,7 +587,9 @@ Suite *make_docs_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("handouts");
     tcase_set_tags(tc, "slow");
-    tcase_set_timeout(tc, 120);
+    /* lab 09's trainings each read the 24,000 lines of the toy translation (seconds of
+     * their own, minutes on a loaded machine or under the sanitizers) */
+    tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, handout_runs, 0, (int)(n_en ? n_en : 1));
     suite_add_tcase(s, tc);
     return s;
