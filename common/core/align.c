@@ -2,6 +2,7 @@
 #include "align.h"
 
 #include <gsl/gsl_rng.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,7 +93,7 @@ int align_run(model *m, const task *t, const size_t *lens, size_t nl, size_t sam
         const size_t L = lens[k], Tt = task_target_len(t, L);
         align_ctx c = {t, L, out + *n_out, 0, max - *n_out, 0};
         /* eval_run's stream of this length: its first sequences, one at a time */
-        gsl_rng_set(r, rng_stream_seed(seed * 65537ul + L, RNG_EVAL));
+        gsl_rng_set(r, rng_stream_seed((uint64_t)seed * 65537u + L, RNG_EVAL));
         if (m->ops->reserve(m, 1, L, Tt) != 0) {
             snprintf(err, n, "out of memory for tracing a sequence of length %zu", L);
             rc = -1;
