@@ -2,6 +2,7 @@
 #include "align.h"
 
 #include <gsl/gsl_rng.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +70,7 @@ int align_trace_stream(model *m, const task *t, size_t L, size_t samples, unsign
     }
     int rc = 0;
     /* eval_run's stream of this length: its first sequences, one at a time */
-    gsl_rng_set(r, rng_stream_seed(seed * 65537ul + L, RNG_EVAL));
+    gsl_rng_set(r, rng_stream_seed((uint64_t)seed * 65537u + L, RNG_EVAL));
     if (m->ops->reserve(m, 1, L, Tt) != 0) {
         snprintf(err, n, "out of memory for tracing a sequence of length %zu", L);
         rc = -1;

@@ -2,6 +2,7 @@
 #include "eval.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,7 @@ int eval_run(model *m, const task *t, const size_t *lens, size_t nl, size_t samp
             break;
         }
         /* each length has its own stream: same sequences whatever else is evaluated */
-        gsl_rng_set(r, rng_stream_seed(seed * 65537ul + L, RNG_EVAL));
+        gsl_rng_set(r, rng_stream_seed((uint64_t)seed * 65537u + L, RNG_EVAL));
         size_t tok = 0, seq = 0;
         double loss = 0;
         for (size_t done = 0; done < samples; done += chunk) {

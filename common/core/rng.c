@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-unsigned long rng_stream_seed(unsigned long seed, rng_stream which)
+unsigned long rng_stream_seed(uint64_t seed, rng_stream which)
 {
     /* splitmix64 (Steele, Lea & Flood 2014): a bijective mixer, so distinct (seed, stream)
      * pairs give unrelated mt19937 seeds. mt19937 takes 32 bits of seed. */

@@ -11,6 +11,8 @@
 #ifndef ATTNLAB_RNG_H
 #define ATTNLAB_RNG_H
 
+#include <stdint.h>
+
 #include <gsl/gsl_rng.h>
 
 typedef enum { RNG_INIT = 0, RNG_TRAIN = 1, RNG_EVAL = 2, RNG_N_STREAMS = 3 } rng_stream;
@@ -23,8 +25,10 @@ typedef struct rng_streams {
 int rng_open(rng_streams *r, unsigned long seed);
 void rng_close(rng_streams *r);
 
-/* A stream's own seed: splitmix64 of (seed, stream), never 0. */
-unsigned long rng_stream_seed(unsigned long seed, rng_stream which);
+/* A stream's own seed: splitmix64 of (seed, stream), never 0. The seed is 64 bits wide
+ * everywhere (unsigned long has 32 in WebAssembly), so that a seed made by arithmetic, as
+ * the evaluation's per-length ones are, gives every build the same stream. */
+unsigned long rng_stream_seed(uint64_t seed, rng_stream which);
 
 /* Uniform integer in [lo, hi] inclusive. */
 size_t rng_range(const gsl_rng *r, size_t lo, size_t hi);

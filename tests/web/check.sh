@@ -13,7 +13,7 @@
 # (tests/web/ckptdiff.py when python3 is there), and fails the check. With a fourth
 # argument, the runs that tests/web/page.js trains through the page's entry point
 # (build/web/attnlab_core.js, in chunks, as the page does) are compared the same way,
-# with their eval.tsv. The closing line
+# with their eval.tsv and train_log.tsv (but for its seconds). The closing line
 # counts the checks: "web: N passed, N failed".
 set -u
 if [ $# -ne 3 ] && [ $# -ne 4 ]; then
@@ -101,6 +101,17 @@ if [ -n "$run_page" ]; then
             else
                 failed=$((failed + 1))
                 echo "web: page $name/eval.tsv differs from the native build's" >&2
+            fi
+            # the log without its clock (seconds, seq_per_s): the same losses, and the same
+            # validations, so the same step reaches a target or is the best
+            for d in page page-native; do
+                cut -f 1,3-7,9- "$out/$d/$name/train_log.tsv" >"$out/$d/$name/log.cut"
+            done
+            if cmp "$out/page/$name/log.cut" "$out/page-native/$name/log.cut" >"$out/cmp.txt" 2>&1; then
+                passed=$((passed + 1))
+            else
+                failed=$((failed + 1))
+                echo "web: page $name/train_log.tsv differs from the native build's ($(cat "$out/cmp.txt"))" >&2
             fi
         done <"$out/page/runs.tsv"
         echo "web: $(grep -c . "$out/page/runs.tsv") runs through the page's entry point compared"
