@@ -120,6 +120,38 @@ START_TEST(a_file_becomes_examples_and_a_sorted_vocabulary)
 }
 END_TEST
 
+/* A vocabulary of hundreds of words, met in an order that is not theirs (so the table
+ * that numbers them grows several times): each appears once in the sorted vocabulary,
+ * and every token names the word written in the file. */
+START_TEST(many_words_each_get_their_own_token)
+{
+    enum { WORDS = 700, LINES = 350 };
+    static char text[LINES * 32];
+    size_t len = 0;
+    for (int k = 0; k < LINES; k++) { /* words (k*389) mod 700 and (k*389+1) mod 700 */
+        const int a = (k * 389) % WORDS, b = (k * 389 + 1) % WORDS;
+        len += (size_t)snprintf(text + len, sizeof text - len, "w%d x%d\tx%d w%d\n", a, b, b, a);
+    }
+    char err[256], word[16];
+    dataset d;
+    ck_assert_msg(parse(&d, text, len, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(d.V, WORDS);
+    for (size_t k = 1; k < d.V; k++)
+        ck_assert_int_lt(strcmp(d.words[k - 1], d.words[k]), 0);
+    for (size_t i = 0; i < d.n; i++) { /* line L (from 1) holds k = L - 1 */
+        const dataset_example *e = &d.ex[i];
+        const int k = (int)e->line - 1;
+        snprintf(word, sizeof word, "w%d", (k * 389) % WORDS);
+        ck_assert_str_eq(d.words[e->src[0]], word);
+        ck_assert_str_eq(d.words[e->tgt[1]], word);
+        snprintf(word, sizeof word, "x%d", (k * 389 + 1) % WORDS);
+        ck_assert_str_eq(d.words[e->src[1]], word);
+        ck_assert_str_eq(d.words[e->tgt[0]], word);
+    }
+    dataset_free(&d);
+}
+END_TEST
+
 /* Each bad file and what its one-line message must say. The bad line is always line 3,
  * after two good ones (padded to enough examples below). */
 static const struct bad_case {
@@ -631,6 +663,7 @@ Suite *make_data_suite(void)
     TCase *tc = tcase_create("parse");
     tcase_add_checked_fixture(tc, NULL, remove_tmpdir);
     tcase_add_test(tc, a_file_becomes_examples_and_a_sorted_vocabulary);
+    tcase_add_test(tc, many_words_each_get_their_own_token);
     tcase_add_loop_test(tc, each_bad_line_is_named, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(tc, a_nul_byte_is_a_control_character_not_an_end);

@@ -4,8 +4,9 @@
  * Design. The whole file is read into one buffer and parsed in one pass, line by line,
  * by the byte count (so a NUL byte is reported, never taken for an end). The words are
  * cut out in place (a NUL written over the space after each), so the vocabulary and the
- * examples point into that buffer; nothing is copied. A second pass sorts the word
- * pointers, keeps one of each, and turns every word into its index by binary search.
+ * examples point into that buffer; nothing is copied. A second pass numbers the distinct
+ * words through a hash table, sorts only them, and gives every word its index in that
+ * sorted vocabulary.
  */
 #include "dataset.h"
 
@@ -233,23 +234,70 @@ static int parse_lines(dataset *d, char *text, size_t len, const char *name, siz
     return 0;
 }
 
-/* Pass two: the vocabulary (sorted, each word once) from the list of all words. */
+/* Inserts word number i of all into the table slot (cap entries, a power of two; each
+ * entry 0 when empty, else 1 + the number of the distinct word it holds, uniq[that]).
+ * Returns the word's number: a new one (*V grows) when it was not there yet. */
+static size_t intern(size_t *slot, size_t cap, char **uniq, size_t *V, char *w)
+{
+    size_t h = (size_t)fnv1a(FNV_START, w, strlen(w)) & (cap - 1);
+    while (slot[h] && strcmp(uniq[slot[h] - 1], w) != 0)
+        h = (h + 1) & (cap - 1);
+    if (!slot[h]) {
+        uniq[*V] = w;
+        slot[h] = ++*V;
+    }
+    return slot[h] - 1;
+}
+
+/* Pass two: the vocabulary (sorted, each word once) and every word's index in it, into
+ * d->tokens. A hash table numbers the distinct words in the order first met; only they
+ * are sorted, and the numbers are then mapped to their places. */
 static int make_vocabulary(dataset *d, char **all, size_t nw, const char *name, char *err,
                            size_t n)
 {
-    char **sorted = malloc((nw ? nw : 1) * sizeof *sorted);
-    if (!sorted) {
+    size_t cap = 256, V = 0;
+    size_t *slot = calloc(cap, sizeof *slot), *place = NULL;
+    char **uniq = malloc((nw ? nw : 1) * sizeof *uniq), **sorted = NULL;
+    d->tokens = malloc((nw ? nw : 1) * sizeof *d->tokens);
+    int rc = !slot || !uniq || !d->tokens ? -1 : 0;
+    for (size_t i = 0; i < nw && rc == 0; i++) {
+        if (2 * (V + 1) > cap) { /* keep the table at most half full */
+            free(slot);
+            cap *= 2;
+            if (!(slot = calloc(cap, sizeof *slot))) {
+                rc = -1;
+                break;
+            }
+            const size_t had = V;
+            V = 0;
+            for (size_t j = 0; j < had; j++)
+                intern(slot, cap, uniq, &V, uniq[j]);
+        }
+        d->tokens[i] = (int)intern(slot, cap, uniq, &V, all[i]);
+    }
+    if (rc == 0 && (!(sorted = malloc((V ? V : 1) * sizeof *sorted)) ||
+                    !(place = malloc((V ? V : 1) * sizeof *place))))
+        rc = -1;
+    if (rc == 0) {
+        memcpy(sorted, uniq, V * sizeof *sorted);
+        qsort(sorted, V, sizeof *sorted, cmp_word);
+        for (size_t j = 0; j < V; j++)
+            place[j] = (size_t)((char **)bsearch(&uniq[j], sorted, V, sizeof *sorted,
+                                                 cmp_word) - sorted);
+        for (size_t i = 0; i < nw; i++)
+            d->tokens[i] = (int)place[d->tokens[i]];
+        d->words = sorted;
+        d->V = V;
+    } else {
+        free(sorted);
+    }
+    free(slot);
+    free(place);
+    free(uniq);
+    if (rc != 0) {
         snprintf(err, n, "%s: out of memory", name);
         return -1;
     }
-    memcpy(sorted, all, nw * sizeof *sorted);
-    qsort(sorted, nw, sizeof *sorted, cmp_word);
-    size_t V = 0;
-    for (size_t i = 0; i < nw; i++)
-        if (V == 0 || strcmp(sorted[V - 1], sorted[i]) != 0)
-            sorted[V++] = sorted[i];
-    d->words = sorted;
-    d->V = V;
     if (V < 2 || V > DATASET_MAX_SYMBOLS) {
         snprintf(err, n, "%.200s: %zu distinct symbols (accepted: 2 to %d)", name, V,
                  DATASET_MAX_SYMBOLS);
@@ -259,18 +307,13 @@ static int make_vocabulary(dataset *d, char **all, size_t nw, const char *name, 
 }
 
 /* Pass three: tokens, keys, the three sets, the buckets. */
-static int arrange(dataset *d, const raw_example *raw, char **all, size_t nw)
+static int arrange(dataset *d, const raw_example *raw, char **all)
 {
-    d->tokens = malloc(nw * sizeof *d->tokens);
     d->ex = malloc(d->n * sizeof *d->ex);
     d->bucket_of = malloc(d->n * sizeof *d->bucket_of);
     d->b = malloc(d->n * sizeof *d->b);
-    if (!d->tokens || !d->ex || !d->bucket_of || !d->b)
+    if (!d->ex || !d->bucket_of || !d->b)
         return -1;
-    for (size_t i = 0; i < nw; i++) {
-        char **w = bsearch(&all[i], d->words, d->V, sizeof *d->words, cmp_word);
-        d->tokens[i] = (int)(w - d->words);
-    }
     for (size_t k = 0; k < d->n; k++) {
         const raw_example *r = &raw[k];
         /* the key: the words of the source joined by one space, a tab, the target's */
@@ -336,7 +379,7 @@ int dataset_parse(dataset *d, char *text, size_t len, const char *name, size_t m
     }
     if (rc == 0)
         rc = make_vocabulary(d, all, nw, name, err, n);
-    if (rc == 0 && arrange(d, raw, all, nw) != 0) {
+    if (rc == 0 && arrange(d, raw, all) != 0) {
         snprintf(err, n, "%.200s: out of memory", name);
         rc = -1;
     }
