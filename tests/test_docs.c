@@ -398,19 +398,6 @@ static int have_gnuplot(void)
 
 /* Runs one attnlab command of a handout (shrunk where it would take long) in dir; on
  * failure, fails the test with the command and the end of its output. */
-/* The word after flag in c (--flag VALUE or --flag=VALUE); NULL when absent. */
-static const char *word_after(const cmd *c, const char *flag)
-{
-    const size_t n = strlen(flag);
-    for (int k = 2; k < c->argc; k++) {
-        if (strcmp(c->argv[k], flag) == 0 && k + 1 < c->argc)
-            return c->argv[k + 1];
-        if (strncmp(c->argv[k], flag, n) == 0 && c->argv[k][n] == '=')
-            return c->argv[k] + n + 1;
-    }
-    return NULL;
-}
-
 static void run_attnlab(const handout *h, const cmd *c, const char *dir)
 {
     char text[LINE_LEN], log[PATH_LEN + 16], tail[600];
@@ -441,7 +428,7 @@ static void run_attnlab(const handout *h, const cmd *c, const char *dir)
         /* one evaluation length: 4, or for a file task the shortest it trains on (its test
          * set may hold no other); a file task without --train-len evaluates all of it */
         char first[32] = "4";
-        const char *task = word_after(c, "--task"), *range = word_after(c, "--train-len");
+        const char *task = ho_flag_value(c, "--task"), *range = ho_flag_value(c, "--train-len");
         if (task && strncmp(task, "file:", 5) == 0)
             snprintf(first, sizeof first, "%.*s", range ? (int)strcspn(range, ":") : 0,
                      range ? range : "");

@@ -111,23 +111,10 @@ static void read_bands(void)
     ck_assert_msg(n_bands > 0, "no band in docs/labs/keys/NN-*.bands.tsv");
 }
 
-/* The value of flag in c (--flag VALUE or --flag=VALUE); NULL when absent. */
-static const char *flag_value(const cmd *c, const char *flag)
-{
-    const size_t n = strlen(flag);
-    for (int k = 2; k < c->argc; k++) {
-        if (strcmp(c->argv[k], flag) == 0 && k + 1 < c->argc)
-            return c->argv[k + 1];
-        if (strncmp(c->argv[k], flag, n) == 0 && c->argv[k][n] == '=')
-            return c->argv[k] + n + 1;
-    }
-    return NULL;
-}
-
 /* Does the command write into the directory holding file (its --out is a prefix of it)? */
 static int writes(const cmd *c, const char *file)
 {
-    const char *out = flag_value(c, "--out");
+    const char *out = ho_flag_value(c, "--out");
     const size_t n = out ? strlen(out) : 0;
     return n > 0 && strncmp(file, out, n) == 0 && file[n] == '/';
 }
@@ -288,7 +275,7 @@ static int long_train(const cmd *c)
 {
     if (c->argc < 2 || strcmp(c->argv[1], "train") != 0)
         return 0;
-    const char *steps = flag_value(c, "--steps");
+    const char *steps = ho_flag_value(c, "--steps");
     return getenv("ATTNLAB_KEYS_ALL") == NULL && (!steps || atol(steps) > KEYS_SHORT_STEPS);
 }
 
@@ -358,7 +345,7 @@ START_TEST(bands_hold_for_this_build)
         if (!runs_here(c))
             continue;
         if (long_train(c) || reads_skipped(c, skipped)) {
-            const char *out = flag_value(c, "--out");
+            const char *out = ho_flag_value(c, "--out");
             if (out)
                 ho_append_line(&skipped, out);
             continue;

@@ -359,3 +359,15 @@ int ho_has_flag(const cmd *c, const char *flag)
             return 1;
     return 0;
 }
+
+const char *ho_flag_value(const cmd *c, const char *flag)
+{
+    const size_t n = strlen(flag);
+    for (int k = 2; k < c->argc; k++) {
+        if (strcmp(c->argv[k], flag) == 0 && k + 1 < c->argc)
+            return c->argv[k + 1];
+        if (strncmp(c->argv[k], flag, n) == 0 && c->argv[k][n] == '=')
+            return c->argv[k] + n + 1;
+    }
+    return NULL;
+}

@@ -84,4 +84,7 @@ void ho_build_args(argvec *a, const cmd *c, const char *dir);
 /* Does c hold the flag, as --flag or --flag=VALUE? */
 int ho_has_flag(const cmd *c, const char *flag);
 
+/* The value of flag in c (--flag VALUE or --flag=VALUE); NULL when absent. */
+const char *ho_flag_value(const cmd *c, const char *flag);
+
 #endif
