@@ -130,18 +130,6 @@ START_TEST(what_cannot_be_summed_is_refused)
 }
 END_TEST
 
-/* Trains a tiny LSTM of seed 3 for steps steps at rate lr into dir. */
-static void tiny_run(const char *dir, const char *steps, const char *lr)
-{
-    run_out r;
-    cli_run(&r, NULL, (const char *const[]){"train", "--model", "lstm", "--hidden", "8",
-                                            "--embed", "4", "--train-len", "3:5", "--steps",
-                                            steps, "--lr", lr, "--seed", "3", "--eval-lengths",
-                                            "4", "--samples", "8", "--out", dir, "--quiet",
-                                            NULL});
-    ck_assert_msg(r.status == 0, "train: %s", r.err);
-}
-
 /* The rows of eval --activations on dir/model.ckpt (untrained or not), written into out,
  * with the weights column cut out; allocated. */
 static char *sums_of(const char *dir, const char *out, int untrained)
@@ -170,9 +158,9 @@ START_TEST(untrained_sums_are_where_training_started)
     snprintf(a, sizeof a, "%s/short", base);
     snprintf(b, sizeof b, "%s/long", base);
     snprintf(c, sizeof c, "%s/still", base);
-    tiny_run(a, "10", "0.003");
-    tiny_run(b, "40", "0.003");
-    tiny_run(c, "1", "1e-12");
+    cli_tiny_lstm_run(a, "10", "0.003");
+    cli_tiny_lstm_run(b, "40", "0.003");
+    cli_tiny_lstm_run(c, "1", "1e-12");
     char *s[5];
     const char *dirs[5] = {a, b, a, b, c};
     for (int k = 0; k < 5; k++) {

@@ -14,18 +14,6 @@
 #include "testcli.h"
 #include "testutil.h"
 
-/* Trains a tiny LSTM run of seed 3 for steps steps at rate lr into dir. */
-static void tiny_run(const char *dir, const char *steps, const char *lr)
-{
-    run_out r;
-    cli_run(&r, NULL, (const char *const[]){"train", "--model", "lstm", "--hidden", "8",
-                                            "--embed", "4", "--train-len", "3:5", "--steps",
-                                            steps, "--lr", lr, "--seed", "3", "--eval-lengths",
-                                            "4", "--samples", "8", "--out", dir, "--quiet",
-                                            NULL});
-    ck_assert_msg(r.status == 0, "train: %s", r.err);
-}
-
 /* attention on dir/model.ckpt into out (untrained or not). */
 static void trace_of(const char *dir, const char *out, int untrained)
 {
@@ -44,8 +32,8 @@ START_TEST(untrained_is_where_training_started)
     snprintf(base, sizeof base, "/tmp/attnlab-untrained-%ld", (long)getpid());
     snprintf(a, sizeof a, "%s/short", base);
     snprintf(b, sizeof b, "%s/long", base);
-    tiny_run(a, "10", "0.003");
-    tiny_run(b, "40", "0.003");
+    cli_tiny_lstm_run(a, "10", "0.003");
+    cli_tiny_lstm_run(b, "40", "0.003");
     for (int untrained = 1; untrained >= 0; untrained--) {
         snprintf(ta, sizeof ta, "%s/t%d-a", base, untrained);
         snprintf(tb, sizeof tb, "%s/t%d-b", base, untrained);
@@ -62,7 +50,7 @@ START_TEST(untrained_is_where_training_started)
     char c[160], tc[192], fc[256];
     snprintf(c, sizeof c, "%s/still", base);
     snprintf(tc, sizeof tc, "%s/t-still", base);
-    tiny_run(c, "1", "1e-12");
+    cli_tiny_lstm_run(c, "1", "1e-12");
     trace_of(c, tc, 0);
     snprintf(fa, sizeof fa, "%s/t1-a/enc.gate_f.tsv", base);
     snprintf(fc, sizeof fc, "%s/enc.gate_f.tsv", tc);

@@ -116,3 +116,14 @@ void cli_remove(const char *path)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     ck_assert_int_eq(system(cmd), 0);
 }
+
+void cli_tiny_lstm_run(const char *dir, const char *steps, const char *lr)
+{
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"train", "--model", "lstm", "--hidden", "8",
+                                            "--embed", "4", "--train-len", "3:5", "--steps",
+                                            steps, "--lr", lr, "--seed", "3", "--eval-lengths",
+                                            "4", "--samples", "8", "--out", dir, "--quiet",
+                                            NULL});
+    ck_assert_msg(r.status == 0, "train: %s", r.err);
+}

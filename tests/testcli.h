@@ -41,6 +41,10 @@ size_t cli_count_lines(const char *s);
 /* Are the two files byte for byte the same? */
 int cli_same_file(const char *a, const char *b);
 
+/* Trains a tiny LSTM (8 units, lengths 3:5) of seed 3 for steps steps at rate lr into
+ * dir, failing the test when train fails: two such runs start from the same weights. */
+void cli_tiny_lstm_run(const char *dir, const char *steps, const char *lr);
+
 /* Does dir (recursively) hold a temporary file left by an interrupted write? */
 int cli_has_temporary(const char *dir);
 
