@@ -63,9 +63,14 @@ export LD_LIBRARY_PATH="$LIB:$LIB/openblas-pthread"
 wrapper=$(pwd)/$BUILD/attnlab-qemu
 printf '#!/bin/sh\nexec qemu-aarch64 "%s" "$@"\n' "$(pwd)/$BUILD/attnlab" > "$wrapper"
 chmod +x "$wrapper"
+# the worksheets' writer, which tests/test_worksheets.c runs, the same way
+writer=$(pwd)/$BUILD/worksheet-qemu
+printf '#!/bin/sh\nexec qemu-aarch64 "%s" "$@"\n' "$(pwd)/$BUILD/worksheet" > "$writer"
+chmod +x "$writer"
 "$wrapper" --version
 for m in $("$wrapper" help models | awk '{print $1}'); do
     "$wrapper" gradcheck --model "$m" | tail -n 1
 done
 CK_EXCLUDE_TAGS="slow noqemu" CK_TIMEOUT_MULTIPLIER=${ARM64_TIMEOUT:-30} ATTNLAB="$wrapper" \
+    ATTNLAB_WORKSHEET="$writer" \
     qemu-aarch64 $BUILD/attnlab-tests

@@ -52,6 +52,26 @@ START_TEST(divergence_is_reported_and_keeps_files)
 }
 END_TEST
 
+/* A finished run's training seconds: build.tsv's train_seconds, or the seconds column of
+ * train_log.tsv's last line. */
+static double run_seconds(const char *dir, const char *file)
+{
+    char path[256], buf[65536];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    cli_slurp(path, buf, sizeof buf);
+    if (strcmp(file, "build.tsv") == 0) {
+        const char *k = strstr(buf, "\ntrain_seconds\t");
+        ck_assert_msg(k != NULL, "%s has no train_seconds", path);
+        return strtod(k + strlen("\ntrain_seconds\t"), NULL);
+    }
+    size_t n = strlen(buf);
+    while (n && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    const char *last = strrchr(buf, '\n'), *tab = last ? strchr(last, '\t') : NULL;
+    ck_assert_msg(tab != NULL, "%s has no logged step", path);
+    return strtod(tab + 1, NULL);
+}
+
 /* The settings of the interrupted and the uninterrupted run: identical but --out; a
  * decay horizon of its own and log-spaced validations, which the resumed run must take
  * from its configuration. */
@@ -88,6 +108,10 @@ START_TEST(interrupt_then_resume_gives_the_same_weights)
         ck_assert_int_ne(access(pb, F_OK), 0); /* not finished */
         cli_run(&r, NULL, (const char *const[]){"train", "--resume", b, "--quiet", NULL});
         ck_assert_msg(r.status == 0, "resume: %s", r.err);
+        /* its training seconds are the whole run's, both sessions, as its log counts them */
+        const double build = run_seconds(b, "build.tsv"), log = run_seconds(b, "train_log.tsv");
+        ck_assert_msg(build >= log - 0.0005, "build.tsv train_seconds %.3f, below the log's "
+                      "last %.3f: the first session left out", build, log);
     }
     snprintf(pa, sizeof pa, "%s/model.ckpt", a);
     snprintf(pb, sizeof pb, "%s/model.ckpt", b);

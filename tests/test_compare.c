@@ -55,6 +55,7 @@ START_TEST(compare_writes_documented_tables_and_resumes)
         {"cost.tsv", "model\tlen\tseeds\ttrain_ms_per_seq\tflops_per_seq\tdecode_ms_per_seq"},
         {"summary.tsv", "model\tparams\tseeds\ttrain_seconds_mean\tlen\ttoken_mean\ttoken_sd\t"
                         "seq_mean\tseq_sd"},
+        {"compute.tsv", "model\truns\ttrain_steps\ttrain_seconds\tcore_hours"},
         {"manifest.tsv", "key\tvalue"},
         {"runs/lstm-s1/eval.tsv", "model\tlen\tsamples\ttoken_acc\tseq_acc\tloss"},
         {"runs/transformer-s1/cost.tsv",

@@ -777,7 +777,7 @@ static const struct {
     {"budget.tsv", 0},   {"convergence.tsv", 0}, {"capacity.tsv", 0},
     {"cost.tsv", 0},     {"summary.tsv", 1},     {"manifest.tsv", 0},
     {"budget_at.tsv", 0}, {"distance.tsv", 0}, {"bleu.tsv", 0},
-    {"sweep.tsv", 0},
+    {"sweep.tsv", 0},    {"compute.tsv", 0},
 };
 
 /* Finds the row "| `file` | `columns`..." of the comparison-directory table and copies the

@@ -301,6 +301,39 @@ START_TEST(capped_runs_are_censored)
 }
 END_TEST
 
+/* compute.tsv adds up what the runs cost: two seeds of one model, 1,800 s on one thread
+ * and 5,400 s on two, are 2 runs, 7,200 training seconds and 12,600 core-seconds (3.5
+ * core-hours); the line "all" repeats it for the only group. */
+START_TEST(compute_adds_up_seconds_times_threads)
+{
+    char base[RU_PATH], dir[RU_PATH + 16], path[RU_PATH + 64];
+    ru_fresh_dir(base, sizeof base);
+    static const struct {
+        const char *name, *seed, *threads, *steps, *secs;
+    } runs[] = {{"a", "1", "1", "40", "1800"}, {"b", "2", "2", "30", "5400"}};
+    for (size_t k = 0; k < 2; k++) {
+        const ru_edit e[] = {{"config.tsv", RU_SET, "seed", 0, runs[k].seed},
+                             {"config.tsv", RU_SET, "threads", 0, runs[k].threads},
+                             {"build.tsv", RU_SET, "train_steps", 0, runs[k].steps},
+                             {"build.tsv", RU_SET, "train_seconds", 0, runs[k].secs}};
+        ru_fmt(dir, sizeof dir, "%s/runs/%s", base, runs[k].name);
+        ru_make_run(dir, e, 4);
+    }
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(path, sizeof path, "%s/compute.tsv", base);
+    char *t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(strcmp(t, "model\truns\ttrain_steps\ttrain_seconds\tcore_hours\n"
+                            "lstm\t2\t70\t7200.0\t3.500\nall\t2\t70\t7200.0\t3.500\n") == 0,
+                  "compute.tsv:\n%s", t);
+    free(t);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
 /* Three sizes of the LSTM given in an order that is not their size's: capacity.tsv lists
  * them from the smallest, and each reach counts from the shortest trained length (4) up
  * to the last length of 99% token accuracy or more: 6 for a run that fails at 8, 8 for
@@ -732,6 +765,7 @@ Suite *make_report_suite(void)
     tcase_add_test(tc, budget_carries_runs_stopped_early);
     tcase_add_test(tc, capped_runs_are_censored);
     tcase_add_test(tc, capacity_lists_sizes_in_order_with_their_reach);
+    tcase_add_test(tc, compute_adds_up_seconds_times_threads);
     tcase_add_test(tc, cost_flops_are_counted_at_report_time);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

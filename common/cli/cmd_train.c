@@ -471,6 +471,9 @@ static int run_training(const train_job *j, model *m, rng_streams *r, optim *o, 
         else
             rc = args_run_error("%s; no log or checkpoint could be kept in %s", err, j->dir);
     } else {
+        /* build.tsv's train_seconds is the run's, as its log counts them: a resumed run's
+         * earlier sessions included (train_run times only its own loop) */
+        ts.seconds += hooks.seconds_offset;
         rc = finish_run(j, m, r, &log, &ts, &best, plan);
     }
     fclose(log.f);

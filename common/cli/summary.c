@@ -390,6 +390,7 @@ int summary_write_tables(const summary_ctx *c, const report_facts *fx, const cha
         afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||
         afile_write(out, "budget_at.tsv", summary_write_budget_at, c, err, errn) ||
         afile_write(out, "sweep.tsv", summary_write_sweep, c, err, errn) ||
+        afile_write(out, "compute.tsv", summary_write_compute, c, err, errn) ||
         afile_write(out, "capacity.tsv", write_capacity, c, err, errn) ||
         afile_write(out, "cost.tsv", write_cost, c, err, errn) ||
         afile_write(out, "summary.tsv", write_summary, c, err, errn) ||

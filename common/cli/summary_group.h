@@ -211,6 +211,10 @@ int summary_write_budget_at(FILE *f, const void *p);
  * "> N" for a run that never did) and the best validation token accuracy of its runs. */
 int summary_write_sweep(FILE *f, const void *p);
 
+/* compute.tsv (summary_compute.c): per group and for all runs, the runs, training steps,
+ * training seconds and core-hours (seconds times BLAS threads, validation left out). */
+int summary_write_compute(FILE *f, const void *p);
+
 /* Does group m's model have a group at another learning rate (a line of sweep.tsv)? */
 int summary_swept(const summary_ctx *c, size_t m);
 
