@@ -163,6 +163,35 @@ START_TEST(test_figure_drawn)
 }
 END_TEST
 
+/* The same figure in a Chinese report (a stand-in fc-list names a font): the key and the
+ * note in the glossary's words, the numbers where the English has them. */
+START_TEST(test_figure_in_chinese)
+{
+    char base[RU_PATH], a[RU_PATH], b[RU_PATH], out[RU_PATH], path[RU_PATH + 32];
+    ru_fresh_dir(base, sizeof base);
+    make_two_ranges(base);
+    ru_fake_fc_list(base, "WenQuanYi Micro Hei");
+    ru_fmt(a, sizeof a, "%s/A", base);
+    ru_fmt(b, sizeof b, "%s/B", base);
+    ru_fmt(out, sizeof out, "%s/fig2", base);
+    ru_result r;
+    ru_run(&r, (const char *const[]){"report", "--lang", "zh", "--out", out, a, b, NULL},
+           NULL, 0);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ru_fmt(path, sizeof path, "%s/figures/bleu.svg", out);
+    char *t = ru_slurp(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_msg(strstr(t, "RNNencdec-6（全部长度：89.5）"), "no Chinese key of RNNencdec-6");
+    ck_assert_msg(strstr(t, "RNNencdec-8（全部长度：75.0；有 1 次运行被步数上限停下，共 2 次）"),
+                  "no Chinese key of RNNencdec-8 with its capped run");
+    ck_assert_msg(strstr(t, "空心点：有运行被步数上限停下") && !strstr(t, "open points"),
+                  "the note is not in Chinese");
+    free(t);
+    ru_result_free(&r);
+    ru_remove_tree(base);
+}
+END_TEST
+
 /* The report's own manifest: the command, the build (its commit), and each comparison's
  * manifest under inputK. */
 START_TEST(test_manifest_of_inputs)
@@ -266,6 +295,7 @@ Suite *make_bleu_table_suite(void)
         tc = tcase_create("gnuplot");
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, test_figure_drawn);
+        tcase_add_test(tc, test_figure_in_chinese);
         suite_add_tcase(s, tc);
     }
     return s;
