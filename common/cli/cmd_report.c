@@ -165,7 +165,12 @@ void cmd_report_help(void)
         "(.tsv), the figures (figures/, by gnuplot with plots/NAME.gp) and report.html,\n"
         "one self-contained page with the figures inside it. It prints the summary and\n"
         "how each model's runs ended (convergence: steps and seconds to the best\n"
-        "validation).\n"
+        "validation). For a task read from a file, also bleu.tsv (BLEU-4 per bin of\n"
+        "source lengths) and bleu-table.tsv (BLEU-4 of every test sentence per group),\n"
+        "each group labelled as its paper names it where its model says (RNNsearch-50).\n"
+        "Several comparison directories of one task merge into one report (runs of\n"
+        "different tasks or test sets are refused); a DIR of its own gets manifest.tsv,\n"
+        "the command and build with each comparison's manifest.\n"
         "\n"
         "  --out DIR      where everything goes: not one of the runs merged, nor inside\n"
         "                 one; one report at a time writes a DIR (its lock)\n"
@@ -177,7 +182,8 @@ void cmd_report_help(void)
         "Examples:\n"
         "  attnlab report results/demo\n"
         "  attnlab report --lang zh results/demo\n"
-        "  attnlab report --out results/merged runs/A-s1 runs/A-s2 runs/B-s1\n");
+        "  attnlab report --out results/merged runs/A-s1 runs/A-s2 runs/B-s1\n"
+        "  attnlab report --out results/bahdanau results/bahdanau/30 results/bahdanau/50\n");
 }
 
 int cmd_report(int argc, char **argv)
