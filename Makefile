@@ -344,8 +344,8 @@ WEB_CORE_SRC := $(wildcard common/core/*.c)
 # the portable files of the command line the page borrows: the build facts (without
 # dlsym), and the merging of runs into a comparison's tables (architecture.md says why)
 WEB_CLI_SRC := $(addprefix common/cli/,buildinfo.c rundir.c rundir_table.c rundir_text.c \
-               safedir.c summary.c summary_compute.c summary_group.c summary_sweep.c summary_train.c \
-               report.c report_figures.c report_labels.c)
+               safedir.c summary.c summary_bleu.c summary_compute.c summary_group.c \
+               summary_sweep.c summary_train.c report.c report_figures.c report_labels.c)
 WEB_SRC    := $(WEB_CORE_SRC) $(WEB_CLI_SRC) $(wildcard lstm/*.c rnn_attention/*.c transformer/*.c)
 WEB_OBJ    := $(WEB_SRC:%.c=$(WEB_OBJDIR)/%.o) $(WEB_OBJDIR)/registry.o
 WEB_CFLAGS := $(CSTD) $(WARN) $(FPFLAGS) $(WEB_OPT) -I$(GSL_WEB)/include \

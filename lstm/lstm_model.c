@@ -334,10 +334,10 @@ static const char *const lstm_control[] = {"", "hidden=166", NULL};
 static const char *const lstm_bahdanau[] = {"feed_context=1", NULL};
 
 static const model_sweep lstm_sweeps[] = {
-    {"capacity", lstm_capacity},
-    {"control", lstm_control},
-    {"bahdanau", lstm_bahdanau},
-    {NULL, NULL},
+    {"capacity", lstm_capacity, NULL},
+    {"control", lstm_control, NULL},
+    {"bahdanau", lstm_bahdanau, "RNNencdec"},
+    {NULL, NULL, NULL},
 };
 
 const model_ops lstm_ops = {

@@ -4,10 +4,17 @@
 # What it shows. For the runs of a file task (your own SOURCE<TAB>TARGET pairs, or the
 # toy translation of `make translate-data`), the corpus BLEU-4 of the test set's
 # sentences in bins of 5 source lengths, one line per group of runs: the mean over
-# seeds, with a band from the worst seed to the best. The grey band is the training
-# range; the key gives each group's BLEU over every length ("all").
+# seeds, with a band from the worst seed to the best. The grey bands are the training
+# ranges (darker where two overlap); the key gives each group's BLEU over every length
+# ("all"). Groups are named as the paper names them where their model says
+# (RNNencdec-30, RNNsearch-50: the model and its longest training length); the groups of
+# one setup trained on different lengths share a colour, the longest-trained solid, the
+# others dashed, as in Bahdanau et al.'s Fig. 2. A group with runs the step cap stopped
+# before their target (censored: cut short, not converged) is drawn with open points
+# and its key says how many.
 #
-# Reads. DIR/figure_vars.gp (train_min, train_max, task, models, seeds)
+# Reads. DIR/figure_vars.gp (train_min, train_max, task, models, seeds; labels,
+#          trained_to, kin and capped per group when the report wrote them)
 #        DIR/bleu.tsv, one row per group and bin of source lengths:
 #          model len_min len_max seeds sentences bleu_mean bleu_min bleu_max
 #        (len_min = len_max = "all": every length pooled)
@@ -67,9 +74,24 @@ own_colour(b) = b eq "lstm" ? "#D55E00" : b eq "rnn_attention" ? "#0072B2" : \
 spare = "#CC79A7 #E69F00 #56B4E9 #000000 #999999"
 n_models = words(models)
 model(i) = word(models, i)
+# Per group: its name in the key, its longest training length, the first group of its
+# setup (kin) and its runs the cap stopped; older figure_vars.gp files have none of them.
+has_labels = exists("labels") && exists("kin") && exists("trained_to") && exists("capped")
+name(i) = has_labels ? word(labels, i) : pretty(model(i))
+kin_of(i) = has_labels ? int(word(kin, i)) : i
+to_of(i) = has_labels ? int(word(trained_to, i)) : train_max
+capped_of(i) = has_labels ? int(word(capped, i)) : 0
 array hue[n_models]
+array dash[n_models]
 spares = 0
 do for [i = 1:n_models] {
+    # the longest-trained group of a setup is solid, its shorter-trained kin dashed
+    dash[i] = 1
+    do for [j = 1:n_models] { if (kin_of(j) == kin_of(i) && to_of(j) > to_of(i)) { dash[i] = 2 } }
+    if (kin_of(i) < i) {
+        hue[i] = hue[kin_of(i)]
+        continue
+    }
     first = 1
     do for [j = 1:i - 1] { if (base_of(model(j)) eq base_of(model(i))) { first = 0 } }
     if (first && own_colour(base_of(model(i))) ne "") {
@@ -83,20 +105,34 @@ do for [i = 1:n_models] {
 # group's give NaN (no point).
 binned(i, col) = strcol("model") eq model(i) && strcol("len_min") ne "all" ? column(col) : NaN
 middle(i) = binned(i, "len_min") + (column("len_max") - column("len_min")) / 2.0
-# Group i's BLEU over every length, for the key (NaN when bleu.tsv has no such row).
+# Group i's BLEU over every length and its runs, for the key (NaN when bleu.tsv has no
+# such row).
 array overall[n_models]
+array runs_of[n_models]
+any_capped = 0
 do for [i = 1:n_models] {
     overall[i] = NaN
+    runs_of[i] = 0
     stats data using (strcol("model") eq model(i) && strcol("len_min") eq "all" ? \
                       column("bleu_mean") : NaN) nooutput
     if (STATS_records > 0) { overall[i] = STATS_max }
+    stats data using (strcol("model") eq model(i) && strcol("len_min") eq "all" ? \
+                      column("seeds") : NaN) nooutput
+    if (STATS_records > 0) { runs_of[i] = int(STATS_max) }
+    if (capped_of(i) > 0 && STATS_records > 0) { any_capped = 1 }
 }
+key_of(i) = capped_of(i) > 0 ? \
+    sprintf(tr("bleu_key_capped", "%s (all: %.1f; %d of %d runs stopped by the cap)"), \
+            name(i), 100 * overall[i], capped_of(i), runs_of[i]) : \
+    sprintf(tr("bleu_key", "%s (all: %.1f)"), name(i), 100 * overall[i])
+# filled points; open ones for a group the cap cut short
+point(i) = capped_of(i) > 0 ? 6 : 7
 stats data using (strcol("len_min") ne "all" ? column("len_max") : NaN) nooutput
 len_top = STATS_max
 if (!exists("seeds")) { seeds = 1 }
 
 band = "fs transparent solid 0.22 noborder"
-mean = "linespoints lw 2 pt 7 ps 0.6"
+mean = "linespoints lw 2 ps 0.8"
 
 do for [fmt in formats] {
     if (fmt eq "png") {
@@ -117,15 +153,25 @@ do for [fmt in formats] {
     set xrange [0:len_top + 2]
     set yrange [0:105]
     set key below horizontal maxrows 2 noenhanced
-    # the training range
-    set object 1 rect from train_min - 0.5, graph 0 to train_max + 0.5, graph 1 behind \
-        fc rgb "#EEEEEE" fs solid 1.0 noborder
+    # the training ranges, each once: shorter ones show darker where they overlap
+    do for [i = 1:n_models] {
+        seen = 0
+        do for [j = 1:i - 1] { if (to_of(j) == to_of(i)) { seen = 1 } }
+        if (!seen) {
+            set object i rect from train_min - 0.5, graph 0 to to_of(i) + 0.5, graph 1 \
+                behind fc rgb "#D8D8D8" fs transparent solid 0.45 noborder
+        }
+    }
+    if (any_capped) {
+        set label 1 tr("bleu_open", "open points: runs stopped by the step cap (censored)") \
+            at graph 0.98, graph 0.96 right font face.",10" noenhanced
+    }
     plot for [i = 1:n_models] data using (middle(i)):(100 * column("bleu_min")): \
              (100 * column("bleu_max")) with filledcurves @band lc rgb hue[i] notitle, \
          for [i = 1:n_models] data using (middle(i)):(100 * column("bleu_mean")) \
-             with @mean lc rgb hue[i] \
-             title sprintf(tr("bleu_key", "%s (all: %.1f)"), pretty(model(i)), 100 * overall[i])
-    unset object 1
+             with @mean lc rgb hue[i] dt dash[i] pt point(i) title key_of(i)
+    unset object
+    unset label 1
     set output
 }
 print "bleu.gp: wrote ".out." (".formats.")"

@@ -458,10 +458,10 @@ static const char *const rnnattn_positions[] = {"", NULL};
 static const char *const rnnattn_bahdanau[] = {"bidirectional=1", NULL};
 
 static const model_sweep rnnattn_sweeps[] = {
-    {"control", rnnattn_control},
-    {"bahdanau", rnnattn_bahdanau},
-    {"positions", rnnattn_positions},
-    {NULL, NULL},
+    {"control", rnnattn_control, NULL},
+    {"bahdanau", rnnattn_bahdanau, "RNNsearch"},
+    {"positions", rnnattn_positions, NULL},
+    {NULL, NULL, NULL},
 };
 
 static const char *const rnnattn_variants[] = {"", "cell=lstm", "bidirectional=1",

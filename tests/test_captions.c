@@ -196,22 +196,6 @@ END_TEST
 
 /* ---- the figures of a Chinese report ------------------------------------------------ */
 
-/* Puts first on PATH a stand-in fc-list in dir that prints family (nothing when ""). */
-static void fake_fc_list(const char *dir, const char *family)
-{
-    char bin[RU_PATH + 8], path[RU_PATH + 32], script[256], env[2 * RU_PATH];
-    ru_fmt(bin, sizeof bin, "%s/bin", dir);
-    ru_mkdir_p(bin);
-    ru_fmt(path, sizeof path, "%s/fc-list", bin);
-    ru_fmt(script, sizeof script, "#!/bin/sh\n%s%s%s", *family ? "echo '" : "", family,
-           *family ? "'\n" : "");
-    ru_spit(path, script, strlen(script));
-    ck_assert_int_eq(chmod(path, 0755), 0);
-    const char *old = getenv("PATH");
-    ru_fmt(env, sizeof env, "%s:%s", bin, old ? old : "/usr/bin:/bin");
-    ck_assert_int_eq(setenv("PATH", env, 1), 0);
-}
-
 /* One report of a single run (the fixture's, task copy) in dir/out, in lang; fails the
  * test unless it succeeds. The stderr it printed is returned; free it. */
 static char *report_one(const char *dir, const char *lang)
@@ -245,7 +229,7 @@ START_TEST(chinese_labels_where_a_font_is_found)
 {
     char dir[RU_PATH];
     ru_fresh_dir(dir, sizeof dir);
-    fake_fc_list(dir, "WenQuanYi Micro Hei");
+    ru_fake_fc_list(dir, "WenQuanYi Micro Hei");
     free(report_one(dir, "zh"));
     char *svg = out_file(dir, "figures/accuracy.svg");
     ck_assert_msg(strstr(svg, "逐词准确率") && strstr(svg, "序列长度 L"),
@@ -277,7 +261,7 @@ START_TEST(english_labels_said_once_where_no_font_is_found)
 {
     char dir[RU_PATH];
     ru_fresh_dir(dir, sizeof dir);
-    fake_fc_list(dir, "");
+    ru_fake_fc_list(dir, "");
     char *err = report_one(dir, "zh");
     ck_assert_msg(ru_count_lines_with(err, "no Chinese font found") == 1,
                   "stderr does not say once that no font was found: %s", err);

@@ -1,4 +1,5 @@
-/* test_cmd_attention.c — attnlab attention --untrained: the model as training found it.
+/* test_cmd_attention.c — attnlab attention --untrained: the model as training found it;
+ * --len N: a test sentence of a file task named by its length.
  *
  * Design. Two runs of one seed and configuration, trained for different numbers of
  * steps, started from the same weights: --untrained must give the same matrices for both
@@ -66,12 +67,76 @@ START_TEST(untrained_is_where_training_started)
 }
 END_TEST
 
+/* --len N: the first test sentence of N source words of a file task, the same for every
+ * run of the file; refused in one line for a length the test set lacks, for a generated
+ * task, and beside --input. */
+START_TEST(len_takes_a_test_sentence)
+{
+    char base[128], run[160], out[192], buf[4096];
+    snprintf(base, sizeof base, "/tmp/attnlab-testlen-%ld", (long)getpid());
+    snprintf(run, sizeof run, "%s/dates", base);
+    snprintf(out, sizeof out, "%s/maps", base);
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"train", "--model", "rnn_attention", "--hidden",
+                                            "8", "--embed", "4", "--attn", "6", "--task",
+                                            "file:docs/labs/data/dates.tsv", "--steps", "2",
+                                            "--samples", "8", "--out", run, "--quiet", NULL});
+    ck_assert_msg(r.status == 0, "train: %s", r.err);
+    char ck[200];
+    snprintf(ck, sizeof ck, "%s/model.ckpt", run);
+    cli_run(&r, NULL, (const char *const[]){"attention", "--checkpoint", ck, "--len", "4",
+                                            "--out", out, NULL});
+    ck_assert_msg(r.status == 0, "attention --len 4: %s", r.err);
+    ck_assert_msg(strstr(r.err, "the first test sentence of 4 words (line "), "%s", r.err);
+    /* its map has one column per source word: the header, "rows\cols" and 4 words */
+    cli_first_line(out, "alignment.tsv", buf, sizeof buf);
+    size_t tabs = 0;
+    for (const char *c = buf; *c; c++)
+        tabs += *c == '\t';
+    ck_assert_msg(tabs == 4, "alignment.tsv's header: %s", buf);
+    /* the sentence printed is the source the header labels */
+    const char *src = strstr(r.err, "source:");
+    ck_assert_ptr_nonnull(src);
+    char first[64];
+    ck_assert_int_eq(sscanf(src, "source: %63s", first), 1);
+    ck_assert_msg(strstr(buf, first), "the map's words '%s' are not the sentence's '%s'", buf,
+                  first);
+    /* refusals: one line each (and the usage hint), status 2 */
+    static const struct {
+        const char *len, *input, *says;
+    } bad[] = {
+        {"9", NULL, "no sentence of 9 source words (accepted: a length from 3 to 4"},
+        {"4", "1 2", "--input and --len both name the example"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        cli_run(&r, NULL, (const char *const[]){"attention", "--checkpoint", ck, "--len",
+                                                bad[k].len, "--out", out,
+                                                bad[k].input ? "--input" : NULL, bad[k].input,
+                                                NULL});
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, bad[k].says), "%s", r.err);
+    }
+    snprintf(run, sizeof run, "%s/copy", base);
+    cli_tiny_lstm_run(run, "2", "0.003");
+    snprintf(ck, sizeof ck, "%s/model.ckpt", run);
+    cli_run(&r, NULL, (const char *const[]){"attention", "--checkpoint", ck, "--len", "4",
+                                            "--out", out, NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "no test set of sentences"), "%s", r.err);
+    cli_remove(base);
+}
+END_TEST
+
 Suite *make_cmd_attention_suite(void)
 {
     Suite *s = suite_create("cmd_attention");
     TCase *tc = tcase_create("untrained");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, untrained_is_where_training_started);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("len");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, len_takes_a_test_sentence);
     suite_add_tcase(s, tc);
     return s;
 }

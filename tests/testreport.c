@@ -357,3 +357,18 @@ unsigned char *ru_base64_decode(const char *s, size_t *len)
     *len = n;
     return out;
 }
+
+void ru_fake_fc_list(const char *dir, const char *family)
+{
+    char bin[RU_PATH + 8], path[RU_PATH + 32], script[256], env[2 * RU_PATH];
+    ru_fmt(bin, sizeof bin, "%s/bin", dir);
+    ru_mkdir_p(bin);
+    ru_fmt(path, sizeof path, "%s/fc-list", bin);
+    ru_fmt(script, sizeof script, "#!/bin/sh\n%s%s%s", *family ? "echo '" : "", family,
+           *family ? "'\n" : "");
+    ru_spit(path, script, strlen(script));
+    ck_assert_int_eq(chmod(path, 0755), 0);
+    const char *old = getenv("PATH");
+    ru_fmt(env, sizeof env, "%s:%s", bin, old ? old : "/usr/bin:/bin");
+    ck_assert_int_eq(setenv("PATH", env, 1), 0);
+}

@@ -89,6 +89,11 @@ char *ru_slurp_all(const char *path, size_t *len);
  * neither of its alphabet nor '='); NULL when it is not whole base64. Free it. */
 unsigned char *ru_base64_decode(const char *s, size_t *len);
 
+/* Puts first on PATH a stand-in fc-list in dir/bin that prints family (nothing when ""):
+ * whether a Chinese font is installed is the machine's business, and the SVG holds the
+ * labels as text whatever font draws them. */
+void ru_fake_fc_list(const char *dir, const char *family);
+
 /* Is gnuplot on the PATH? */
 int ru_have_gnuplot(void);
 

@@ -485,8 +485,8 @@ static void tfm_gradcheck_sizes(config *c)
 static const char *const tfm_positions[] = {"pos=sinusoidal", "pos=learned", "pos=none", NULL};
 
 static const model_sweep tfm_sweeps[] = {
-    {"positions", tfm_positions},
-    {NULL, NULL},
+    {"positions", tfm_positions, NULL},
+    {NULL, NULL, NULL},
 };
 
 static const char *const tfm_variants[] = {"", "post_ln=1", "pos=learned", "pos=none", NULL};

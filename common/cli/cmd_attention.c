@@ -5,6 +5,10 @@
  * model's task, then hands both to cmd_write_trace (cmd_measure.h), which train uses
  * for its --trace too. The matrices go into trace/ beside the checkpoint unless --out
  * says otherwise; a run's trace/ is written under the run's lock, as train writes it.
+ * With --len N instead of --input, the example is the first sentence of N source words
+ * of the test set of the model's file task (the test set is sorted by length, then by
+ * each sentence's hash: dataset.h), so a long test sentence's map is one command that
+ * names the same sentence for every run of that file.
  * --untrained draws the weights again from the run's seed exactly as train did before
  * its first step (cmd_train.c: rng_open, then the model's init from RNG_INIT), so the
  * trained and the untrained model can be set side by side.
@@ -16,6 +20,7 @@
 #include "../core/afile.h"
 #include "args.h"
 #include "../core/checkpoint.h"
+#include "../core/dataset.h"
 #include "cmd.h"
 #include "cmd_files.h"
 #include "cmd_measure.h"
@@ -29,6 +34,7 @@ void cmd_attention_help(void)
     printf(
         "Usage: attnlab attention --checkpoint FILE --input \"3 1 4 1 5 9 2 6\" [--out DIR]\n"
         "                         [--untrained]\n"
+        "       attnlab attention --checkpoint FILE --len N [--out DIR] [--untrained]\n"
         "\n"
         "Decodes one source sequence greedily and prints the matrices its model records:\n"
         "attention maps (row t: where output t looked), or for a model without attention\n"
@@ -49,14 +55,19 @@ void cmd_attention_help(void)
         "its matrices are labelled with them. A DIR that holds a run of attnlab train is\n"
         "refused (give its trace/ folder); a run's trace/ is written under the run's lock.\n"
         "\n"
+        "  --len N      instead of --input, for a model trained on --task file:PATH:\n"
+        "               the first sentence of N source words of the file's test set\n"
+        "               (the same sentence for every run of that file), printed with\n"
+        "               its reference\n"
         "  --untrained  the same model as it was before its first training step (its\n"
         "               weights drawn again from the run's seed, bit for bit those training\n"
         "               started from): what training changed, e.g. in the gates, is the\n"
         "               difference between the two. Needs --out, so that the trained\n"
         "               model's matrices in trace/ stay.\n"
         "\n"
-        "Example:\n"
-        "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n");
+        "Examples:\n"
+        "  attnlab attention --checkpoint runs/attn/model.ckpt --input \"3 1 4 1 5 9 2 6\"\n"
+        "  attnlab attention --checkpoint runs/search/model.ckpt --len 45 --out maps/45\n");
 }
 
 /* Reads and checks attention's command line into *a: --checkpoint and --input given
@@ -64,15 +75,19 @@ void cmd_attention_help(void)
  * 0, ARGS_HELP_SHOWN, or the exit status after the message. */
 static int parse_attention(int argc, char **argv, args_line *a)
 {
-    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_OUT, ARGS_UNTRAINED,
-                                        0};
+    static const args_flag allowed[] = {ARGS_CHECKPOINT, ARGS_INPUT, ARGS_LEN, ARGS_OUT,
+                                        ARGS_UNTRAINED, 0};
     const int rc = args_parse(argc, argv, 0, allowed, cmd_attention_help, a);
     if (rc)
         return rc;
     if (!args_get(a, ARGS_CHECKPOINT))
         return args_usage_error("--checkpoint FILE is required");
-    if (!args_get(a, ARGS_INPUT))
-        return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\")");
+    if (!args_get(a, ARGS_INPUT) && !args_get(a, ARGS_LEN))
+        return args_usage_error("--input \"SYMBOLS\" is required (e.g. --input \"3 1 4 1 5\"), "
+                                "or --len N for a test sentence of a file task");
+    if (args_get(a, ARGS_INPUT) && args_get(a, ARGS_LEN))
+        return args_usage_error("--input and --len both name the example (accepted: one of "
+                                "them)");
     if (args_get(a, ARGS_UNTRAINED) && !args_get(a, ARGS_OUT))
         return args_usage_error("--untrained needs --out DIR (the trained model's matrices in "
                                 "trace/ stay as they are)");
@@ -114,6 +129,41 @@ static int claim_trace_dir(char *dir, runlock *l)
     return 0;
 }
 
+/* Copies into src (room for max) the first sentence of N source words of the test set
+ * of file task t, *Ts = N, and prints it with its reference on stderr. Returns 0, or
+ * the exit status after one line: t is not a file task, or its test set has no sentence
+ * of N words (the line names the lengths it has). */
+static int test_sentence(const task *t, size_t N, int *src, size_t max, size_t *Ts)
+{
+    const dataset *d = t->data;
+    if (!d)
+        return args_usage_error("--len: the model was trained on %s, which has no test set "
+                                "of sentences (accepted: a model of --task file:PATH; give "
+                                "--input for a generated task)", t->name);
+    const dataset_range *r = &d->set[DATASET_TEST];
+    size_t lo = 0, hi = 0;
+    for (size_t i = r->first; i < r->first + r->count; i++) {
+        const dataset_example *e = &d->ex[i];
+        if (e->Ts == N && N <= max) {
+            memcpy(src, e->src, N * sizeof *src);
+            *Ts = N;
+            fprintf(stderr, "the first test sentence of %zu words (line %zu of the file):\n"
+                    "  source:   ", N, e->line);
+            for (size_t k = 0; k < e->Ts; k++)
+                fprintf(stderr, k ? " %s" : "%s", d->words[e->src[k]]);
+            fputs("\n  reference:", stderr);
+            for (size_t k = 0; k < e->Tt; k++)
+                fprintf(stderr, " %s", d->words[e->tgt[k]]);
+            fputc('\n', stderr);
+            return 0;
+        }
+        lo = lo == 0 || e->Ts < lo ? e->Ts : lo;
+        hi = e->Ts > hi ? e->Ts : hi;
+    }
+    return args_usage_error("--len: the test set has no sentence of %zu source words "
+                            "(accepted: a length from %zu to %zu that it holds)", N, lo, hi);
+}
+
 int cmd_attention(int argc, char **argv)
 {
     static args_line a;
@@ -131,14 +181,17 @@ int cmd_attention(int argc, char **argv)
         return rc;
     }
     int *src = malloc(m->cfg.max_len * sizeof *src);
-    size_t Ts = 0;
+    size_t Ts = 0, len = 0;
     const task *t = NULL;
     if (!src) {
         rc = args_run_error("out of memory");
     } else if (!(t = task_open(&m->cfg, err, sizeof err))) {
         rc = args_run_error("%s", err);
-    } else if (task_parse(t, m->cfg.symbols, input, src, m->cfg.max_len, &Ts, err,
-                          sizeof err) != 0) {
+    } else if (!input && (args_count(&a, ARGS_LEN, 1, m->cfg.max_len, &len) != 0 ||
+                          (rc = test_sentence(t, len, src, m->cfg.max_len, &Ts)) != 0)) {
+        rc = rc ? rc : ARGS_EXIT_USAGE;
+    } else if (input && task_parse(t, m->cfg.symbols, input, src, m->cfg.max_len, &Ts, err,
+                                   sizeof err) != 0) {
         rc = args_usage_error("--input: %s", err);
     } else {
         if (args_get(&a, ARGS_OUT)) {

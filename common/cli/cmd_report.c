@@ -5,7 +5,10 @@
  * so the tables come out the same every time) or run directories; all of them go into
  * one static list, and summary_report does the rest (summary.h). A report never writes
  * into one of the runs it merges, and one report at a time writes a directory (its
- * lock, as train and compare take theirs).
+ * lock, as train and compare take theirs). A report into a directory of its own (not a
+ * comparison directory, whose manifest is compare's) writes manifest.tsv there: the
+ * command, the build that merged, and the manifest of each comparison directory given,
+ * so a figure made of two comparisons names the commits that trained both.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -15,7 +18,9 @@
 #include <unistd.h>
 
 #include "../core/afile.h"
+#include "../core/tsv.h"
 #include "args.h"
+#include "buildinfo.h"
 #include "cmd.h"
 #include "cmd_files.h"
 #include "report.h"
@@ -101,6 +106,51 @@ int cmd_report_dir(const char *dir)
     return merge_runs(collect_runs(dir, run_list, MAX_RUNS, 0), dir);
 }
 
+/* ---- the manifest of a report --------------------------------------------------------------- */
+
+/* What a report's manifest is written from: its command line and the paths it merged. */
+typedef struct report_manifest {
+    int argc;
+    char **argv;
+    const char *const *paths;
+    size_t np;
+} report_manifest;
+
+/* manifest.tsv: key<TAB>value, the command as typed and the build facts, then for the
+ * k-th path given (from 1) "inputK" and its path, and each row of its manifest.tsv (a
+ * comparison directory's) under "inputK.KEY". A manifest that cannot be read as two
+ * columns of text is named as such rather than copied. */
+static int write_report_manifest(FILE *f, const void *p)
+{
+    const report_manifest *m = p;
+    fputs("key\tvalue\ncommand\tattnlab", f);
+    for (int i = 0; i < m->argc; i++) {
+        fputc(' ', f);
+        cmd_shell_word(f, m->argv[i]);
+    }
+    fputc('\n', f);
+    buildinfo_write_tsv(f);
+    for (size_t k = 0; k < m->np; k++) {
+        char path[AFILE_PATH_MAX], err[256];
+        fprintf(f, "input%zu\t", k + 1);
+        cmd_shell_word(f, m->paths[k]);
+        fputc('\n', f);
+        if (afile_join(path, sizeof path, m->paths[k], "manifest.tsv") != 0 ||
+            !cmd_exists_in(m->paths[k], "manifest.tsv"))
+            continue;
+        tsv t;
+        if (tsv_read(&t, path, err, sizeof err) != 0 || t.cols != 2) {
+            fprintf(f, "input%zu.manifest\tnot read (not two columns of text)\n", k + 1);
+            tsv_free(&t);
+            continue;
+        }
+        for (size_t r = 0; r < t.rows; r++)
+            fprintf(f, "input%zu.%s\t%s\n", k + 1, tsv_get(&t, r, 0), tsv_get(&t, r, 1));
+        tsv_free(&t);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
 /* ---- attnlab report ------------------------------------------------------------------------ */
 
 void cmd_report_help(void)
@@ -115,7 +165,12 @@ void cmd_report_help(void)
         "(.tsv), the figures (figures/, by gnuplot with plots/NAME.gp) and report.html,\n"
         "one self-contained page with the figures inside it. It prints the summary and\n"
         "how each model's runs ended (convergence: steps and seconds to the best\n"
-        "validation).\n"
+        "validation). For a task read from a file, also bleu.tsv (BLEU-4 per bin of\n"
+        "source lengths) and bleu-table.tsv (BLEU-4 of every test sentence per group),\n"
+        "each group labelled as its paper names it where its model says (RNNsearch-50).\n"
+        "Several comparison directories of one task merge into one report (runs of\n"
+        "different tasks or test sets are refused); a DIR of its own gets manifest.tsv,\n"
+        "the command and build with each comparison's manifest.\n"
         "\n"
         "  --out DIR      where everything goes: not one of the runs merged, nor inside\n"
         "                 one; one report at a time writes a DIR (its lock)\n"
@@ -127,7 +182,8 @@ void cmd_report_help(void)
         "Examples:\n"
         "  attnlab report results/demo\n"
         "  attnlab report --lang zh results/demo\n"
-        "  attnlab report --out results/merged runs/A-s1 runs/A-s2 runs/B-s1\n");
+        "  attnlab report --out results/merged runs/A-s1 runs/A-s2 runs/B-s1\n"
+        "  attnlab report --out results/bahdanau results/bahdanau/30 results/bahdanau/50\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -183,7 +239,8 @@ int cmd_report(int argc, char **argv)
     for (size_t i = 0; i < np; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0 || !S_ISDIR(st.st_mode))
-            return args_run_error("%s is not a directory", paths[i]);
+            return args_run_error("%s is not a directory (accepted: a comparison directory "
+                                  "or a run directory)", paths[i]);
         nr += collect_runs(paths[i], run_list, MAX_RUNS, nr);
     }
     if (!out) {
@@ -209,7 +266,13 @@ int cmd_report(int argc, char **argv)
     if (rc != 0)
         return args_run_error(rc == RUNLOCK_IN_USE ? "%s; wait for it to end, or choose "
                               "another --out" : "--out: %s", err);
+    /* written once the runs are read and their tables written, before the page that
+     * shows it: a refused report leaves an earlier manifest as it was */
+    const report_manifest mf = {argc, argv, paths, np};
+    if (!cmd_exists_in(out, "runs"))
+        summary_set_manifest(write_report_manifest, &mf);
     rc = merge_runs(nr, out);
+    summary_set_manifest(NULL, NULL);
     runlock_release(&lock);
     return rc;
 }

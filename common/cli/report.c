@@ -110,7 +110,17 @@ typedef struct vars_ctx {
     const char *lengths; /* the position lengths, space-separated */
     const char *task;    /* the task's name as the figures show it: any text */
     const char *traced;  /* the models whose out/trace/NAME/trace_vars.gp exists */
+    const char *labels;  /* the models' labels, space-separated (NULL: none given) */
 } vars_ctx;
+
+/* Writes `name = "N N ..."`, the n numbers of v (plus add each), and a newline. */
+static void write_numbers(FILE *f, const char *name, const size_t *v, size_t n, size_t add)
+{
+    fprintf(f, "%s = \"", name);
+    for (size_t m = 0; m < n; m++)
+        fprintf(f, m ? " %zu" : "%zu", v[m] + add);
+    fputs("\"\n", f);
+}
 
 static int write_vars(FILE *f, const void *p)
 {
@@ -124,6 +134,13 @@ static int write_vars(FILE *f, const void *p)
     fputs("task = ", f);
     gp_squote(f, v->task);
     fprintf(f, "\ntraced = \"%s\"\n", v->traced);
+    if (v->labels) { /* per model: what bleu.gp's legend and line styles need */
+        const report_facts *fx = v->fx;
+        fprintf(f, "labels = \"%s\"\n", v->labels);
+        write_numbers(f, "trained_to", fx->trained_to, fx->n_models, 0);
+        write_numbers(f, "kin", fx->kin, fx->n_models, 1); /* gnuplot counts from 1 */
+        write_numbers(f, "capped", fx->capped, fx->n_models, 0);
+    }
     if (v->fx->label_font) /* a Chinese report, with a font that draws Chinese */
         report_write_labels(f, v->fx->label_font);
     return ferror(f) ? -1 : 0;
@@ -142,11 +159,17 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
     for (size_t m = 0; m < fx->n_models; m++)
         need += strlen(fx->models[m]) + 1;
     char *models = malloc(need), *lengths = malloc(21 * fx->n_position_lengths + 1);
-    char *traced = malloc(need);
-    if (!models || !lengths || !traced) {
+    char *traced = malloc(need), *labels = NULL;
+    size_t need_labels = 1;
+    for (size_t m = 0; fx->labels && m < fx->n_models; m++)
+        need_labels += strlen(fx->labels[m]) + 1;
+    if (fx->labels)
+        labels = malloc(need_labels);
+    if (!models || !lengths || !traced || (fx->labels && !labels)) {
         free(models);
         free(lengths);
         free(traced);
+        free(labels);
         snprintf(err, n, "out of memory");
         return -1;
     }
@@ -164,6 +187,10 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
             stat(path, &st) == 0 && S_ISREG(st.st_mode))
             at += (size_t)sprintf(traced + at, at ? " %s" : "%s", fx->models[m]);
     }
+    for (size_t m = 0, at = 0; labels && m < fx->n_models; m++)
+        at += (size_t)sprintf(labels + at, m ? " %s" : "%s", fx->labels[m]);
+    if (labels && fx->n_models == 0)
+        labels[0] = '\0';
     lengths[0] = '\0';
     for (size_t k = 0, at = 0; k < fx->n_position_lengths; k++)
         at += (size_t)sprintf(lengths + at, k ? " %zu" : "%zu", fx->position_lengths[k]);
@@ -179,8 +206,14 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
         snprintf(err, n, "figure_vars.gp: '%s' is not passed to gnuplot (accepted: letters, "
                  "digits and _.:=,+-)", rundir_printable(models, shown, sizeof shown));
         rc = -1;
+    } else if (labels && !gp_string_ok(labels)) {
+        char shown[100];
+        snprintf(err, n, "figure_vars.gp: the labels '%s' are not passed to gnuplot "
+                 "(accepted: letters, digits and _.:=,+-)",
+                 rundir_printable(labels, shown, sizeof shown));
+        rc = -1;
     } else {
-        vars_ctx v = {fx, models, lengths, task_word, traced};
+        vars_ctx v = {fx, models, lengths, task_word, traced, labels};
         rc = afile_write(out, "figure_vars.gp", write_vars, &v, err, n);
     }
     if (rc == 0)
@@ -188,6 +221,7 @@ int report_write_vars(const char *out, const report_facts *fx, char *err, size_t
     free(models);
     free(lengths);
     free(traced);
+    free(labels);
     return rc;
 }
 

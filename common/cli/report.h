@@ -48,6 +48,13 @@ typedef struct report_facts {
     const char *const *runs;   /* (n_models) the run directory whose trace/ each shows */
     const model_ops *const *ops; /* (n_models) each one's model: what its trace sends and
                                     whether it attends (NULL: none registered by its name) */
+    const char *const *labels; /* (n_models) the names a paper gives them ("RNNsearch-50"),
+                                  else their names; the same characters as models */
+    const size_t *trained_to;  /* (n_models) each one's longest training length */
+    const size_t *kin;         /* (n_models) the first model of the same setup but for the
+                                  training lengths (an index; itself when none is before) */
+    const size_t *capped;      /* (n_models) its runs the step cap ended short of their
+                                  target (censored) */
     size_t seeds;              /* the most runs any model has */
     const size_t *position_lengths; /* (n_position_lengths) lengths the positions */
     size_t n_position_lengths;      /* figure shows */
@@ -170,7 +177,9 @@ void report_write_labels(FILE *f, const char *font);
  * and _.:=,+- between double quotes (anything else is refused), the task's name as any
  * text in single quotes ('' for a quote, a control character as '?'), and traced, the
  * models whose out/trace/NAME/trace_vars.gp exists (so call it after
- * report_copy_traces): a script cannot ask whether a file exists without a shell; with
+ * report_copy_traces): a script cannot ask whether a file exists without a shell; per
+ * model, in the order of models, labels (fx->labels), trained_to, kin (1-based) and
+ * capped, each a space-separated string (kept out when fx->labels is NULL); with
  * fx->label_font, the figures' Chinese labels (report_write_labels). Then out/task.txt:
  * the task's name as one line of text. Returns 0, or -1 with one line in err (n bytes). */
 int report_write_vars(const char *out, const report_facts *fx, char *err, size_t n);

@@ -97,10 +97,17 @@ const report_figure report_figures[REPORT_N_FIGURES] = {
      "BLEU-4 of the test set against source length, in bins of 5 words (mean over seeds, "
      "band: min-max; the legend gives each group's BLEU over every length), the training "
      "range shaded: the shape of Bahdanau et al. (2015), Fig. 2. Drawn for a task read "
-     "from a file (the toy translation, or your own pairs).",
+     "from a file (the toy translation, or your own pairs). One setup trained on two "
+     "ranges keeps its colour, solid for the longer range and dashed for the shorter; "
+     "open points mark a group with runs the step cap stopped before their target "
+     "(convergence.tsv says which): their scores are those of models cut short. "
+     "bleu-table.tsv gives each group's BLEU over every test sentence.",
      "测试集的 BLEU-4 随源句子长度的变化，每 5 个词分为一组（各种子的平均值；色带：最小值到"
      "最大值；图例给出每组在所有长度上的 BLEU），灰色区域是训练范围：即 Bahdanau 等人（2015）"
-     "图 2 的形状。只对从文件读入的任务（玩具翻译，或你自己的句对）才画。",
+     "图 2 的形状。只对从文件读入的任务（玩具翻译，或你自己的句对）才画。同一设置在两个训练"
+     "范围上训练时颜色相同，较长的范围画实线，较短的画虚线；空心点标出有运行被步数上限停下、"
+     "没有达到目标的组（convergence.tsv 写明是哪些）：它们的分数是运行被中途截断的模型的分数。"
+     "bleu-table.tsv 给出每组在全部测试句子上的 BLEU。",
      {{REPORT_CONTRAST,
        "Look for the model without attention falling as sentences grow longer and the one "
        "with attention holding up, inside the training range and past it.",

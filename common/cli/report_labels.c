@@ -62,6 +62,8 @@ const report_label report_labels_zh[] = {
     {"bleu_x", "源句子长度（词数）"},
     {"bleu_y", "BLEU-4（0–100）"},
     {"bleu_key", "%s（全部长度：%.1f）"},
+    {"bleu_key_capped", "%s（全部长度：%.1f；有 %d 次运行被步数上限停下，共 %d 次）"},
+    {"bleu_open", "空心点：有运行被步数上限停下，没有达到目标"},
     /* sweep.gp */
     {"sweep_title", "任务 %s：学习率扫描（最多 %d 个种子的中位数，误差线：最小值到最大值）"},
     {"sweep_x", "学习率（对数坐标）"},

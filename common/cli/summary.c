@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "../core/afile.h"
-#include "../core/bleu.h"
 #include "../core/config.h"
 #include "../core/model.h"
 #include "report.h"
@@ -139,61 +138,6 @@ static int write_distance(FILE *f, const void *p)
                     fprintf(f, "%s\t%zu\t%zu\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", g->name, L, pos,
                             task_gap(t, L, pos - 1), a.n, stat_mean(&a), a.min, a.max);
             }
-        }
-    }
-    return ferror(f) ? -1 : 0;
-}
-
-/* The width of bleu.tsv's bins of source lengths (Bahdanau et al. 2015, Fig. 2, bin
- * their test sentences by length in the same way; one length alone holds too few test
- * sentences for a steady BLEU). */
-#define SUMMARY_BLEU_BIN 5
-
-/* bleu.tsv: for the runs of a file task (eval_bleu.tsv), per group and bin of
- * SUMMARY_BLEU_BIN source lengths from the shortest evaluated one, each run's corpus
- * BLEU-4 of the bin (its lengths' counts pooled, bleu.h) and its mean and range over
- * the runs; "all" pools every length. */
-static int write_bleu(FILE *f, const void *p)
-{
-    const summary_ctx *c = p;
-    fprintf(f, "model\tlen_min\tlen_max\tseeds\tsentences\tbleu_mean\tbleu_min\tbleu_max\n");
-    for (size_t m = 0; m < c->ng && c->nlens; m++) {
-        const model_group *g = &c->g[m];
-        const size_t first = c->lens[0], last = c->lens[c->nlens - 1];
-        for (size_t lo = first; lo <= last + SUMMARY_BLEU_BIN; lo += SUMMARY_BLEU_BIN) {
-            const int all = lo > last; /* the last pass pools every length */
-            const size_t a = all ? first : lo, b = all ? last : lo + SUMMARY_BLEU_BIN - 1;
-            stat_acc score = {0};
-            size_t sentences = 0;
-            for (size_t i = 0; i < g->n; i++) {
-                const rundir *r = g->runs[i];
-                bleu_stats s = {0};
-                size_t seen = 0;
-                for (size_t k = 0; k < r->n_bleu; k++) {
-                    const rundir_bleu *e = &r->bleu[k];
-                    if (e->len < a || e->len > b)
-                        continue;
-                    for (int q = 0; q < BLEU_N; q++) {
-                        s.match[q] += (size_t)e->match[q];
-                        s.total[q] += (size_t)e->total[q];
-                    }
-                    s.hyp_len += (size_t)e->hyp_len;
-                    s.ref_len += (size_t)e->ref_len;
-                    if (i == 0) /* every run decodes the same test set */
-                        sentences += e->samples;
-                    seen++;
-                }
-                if (seen)
-                    stat_add(&score, bleu_score(&s));
-            }
-            if (score.n == 0)
-                continue;
-            if (all)
-                fprintf(f, "%s\tall\tall", g->name);
-            else
-                fprintf(f, "%s\t%zu\t%zu", g->name, a, b);
-            fprintf(f, "\t%zu\t%zu\t%.6f\t%.6f\t%.6f\n", score.n, sentences,
-                    stat_mean(&score), score.min, score.max);
         }
     }
     return ferror(f) ? -1 : 0;
@@ -338,15 +282,19 @@ void summary_print(FILE *f, const summary_ctx *c)
 
 int summary_facts(const summary_ctx *c, summary_facts_buf *b)
 {
-    b->names = malloc(2 * c->ng * sizeof *b->names);
+    b->names = malloc(3 * c->ng * sizeof *b->names);
+    b->per_group = malloc(3 * c->ng * sizeof *b->per_group);
     b->ops = malloc(c->ng * sizeof *b->ops);
-    if (!b->names || !b->ops) {
+    if (!b->names || !b->per_group || !b->ops) {
         summary_facts_free(b);
         return -1;
     }
-    const char **runs = b->names + c->ng;
+    const char **runs = b->names + c->ng, **labels = runs + c->ng;
+    size_t *trained_to = b->per_group, *kin = trained_to + c->ng, *capped = kin + c->ng;
     b->fx = (report_facts){.cfg = &c->g[0].runs[0]->cfg, .n_models = c->ng,
                            .models = b->names, .runs = runs, .ops = b->ops,
+                           .labels = labels, .trained_to = trained_to, .kin = kin,
+                           .capped = capped,
                            .position_lengths = c->poslens,
                            .n_position_lengths = c->nposlens,
                            .shortest = c->nlens ? c->lens[0] : 0};
@@ -354,6 +302,10 @@ int summary_facts(const summary_ctx *c, summary_facts_buf *b)
         b->names[m] = c->g[m].name;
         b->ops[m] = model_lookup(c->g[m].runs[0]->cfg.model); /* every run's was checked */
         runs[m] = c->g[m].runs[0]->dir; /* the first run's trace stands for the group */
+        labels[m] = c->g[m].label;
+        trained_to[m] = c->g[m].runs[0]->cfg.train_max;
+        kin[m] = c->g[m].kin;
+        capped[m] = summary_capped(c, &c->g[m]);
         if (c->g[m].n > b->fx.seeds)
             b->fx.seeds = c->g[m].n;
         b->fx.have_cost |= c->g[m].ncost_lens > 0;
@@ -372,7 +324,9 @@ int summary_facts(const summary_ctx *c, summary_facts_buf *b)
 void summary_facts_free(summary_facts_buf *b)
 {
     free(b->names);
+    free(b->per_group);
     free(b->ops);
+    b->per_group = NULL;
     b->names = NULL;
     b->ops = NULL;
 }
@@ -384,7 +338,8 @@ int summary_write_tables(const summary_ctx *c, const report_facts *fx, const cha
         afile_write(out, "accuracy.tsv", write_accuracy, c, err, errn) ||
         afile_write(out, "positions.tsv", write_positions, c, err, errn) ||
         afile_write(out, "distance.tsv", write_distance, c, err, errn) ||
-        afile_write(out, "bleu.tsv", write_bleu, c, err, errn) ||
+        afile_write(out, "bleu.tsv", summary_write_bleu, c, err, errn) ||
+        afile_write(out, "bleu-table.tsv", summary_write_bleu_table, c, err, errn) ||
         afile_write(out, "curves.tsv", summary_write_curves, c, err, errn) ||
         afile_write(out, "budget.tsv", summary_write_budget, c, err, errn) ||
         afile_write(out, "convergence.tsv", summary_write_convergence, c, err, errn) ||

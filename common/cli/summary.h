@@ -48,6 +48,13 @@ int summary_merge_training(const char *const *runs, size_t n, const char *out, c
 int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, char *err,
                    size_t errn);
 
+/* Sets what summary_report writes as out/manifest.tsv once the runs are read and their
+ * tables written, before the page that shows it: write(f, ctx), key<TAB>value lines
+ * (attnlab report into a directory of its own); NULL, the default: nothing (a comparison
+ * directory keeps compare's manifest). One report runs per process, so this is a setting
+ * of the program, like report_set_lang. */
+void summary_set_manifest(int (*write)(FILE *, const void *), const void *ctx);
+
 /* The directory holding the figure scripts (plots/NAME.gp): report_plots_dir(). */
 const char *summary_plots_dir(void);
 

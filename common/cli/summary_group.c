@@ -96,6 +96,83 @@ int summary_name_groups(summary_ctx *c, char *err, size_t errn)
     return 0;
 }
 
+/* Are a and b one setup but for their training lengths (and incidental settings)? */
+static int same_but_lengths(const config *a, const config *b)
+{
+    char y[128];
+    for (size_t k = 0; k < config_n_fields; k++)
+        if (strcmp(config_fields[k].name, "train_min") != 0 &&
+            strcmp(config_fields[k].name, "train_max") != 0 && differs(a, b, k, y))
+            return 0;
+    return 1;
+}
+
+/* Does cfg hold the setting "key=value" (a model_sweep entry)? It does when setting it
+ * again changes nothing: config_format compares the two as the tables write them. */
+static int holds_setting(const config *cfg, const char *setting)
+{
+    const char *eq = strchr(setting, '=');
+    char key[64], before[128], after[128], err[256];
+    if (!eq || (size_t)(eq - setting) >= sizeof key)
+        return 0;
+    memcpy(key, setting, (size_t)(eq - setting));
+    key[eq - setting] = '\0';
+    const config_field *f = config_find(key);
+    config again = *cfg;
+    if (!f || config_set(&again, f, eq + 1, err, sizeof err) != 0)
+        return 0;
+    config_format(cfg, f, before, sizeof before);
+    config_format(&again, f, after, sizeof after);
+    return strcmp(before, after) == 0;
+}
+
+/* The name a paper gives the setup of cfg (model_sweep's label), or NULL. */
+static const char *paper_name(const config *cfg)
+{
+    const model_ops *ops = model_lookup(cfg->model);
+    for (const model_sweep *w = ops ? ops->sweeps : NULL; w && w->preset; w++)
+        for (const char *const *s = w->settings; w->label && *s; s++)
+            if (**s && holds_setting(cfg, *s))
+                return w->label;
+    return NULL;
+}
+
+/* Writes into buf (GROUP_NAME_MAX bytes) the label group g would take alone: its
+ * paper's name and longest training length, else its name. */
+static void label_alone(const model_group *g, char *buf)
+{
+    const config *cfg = &g->runs[0]->cfg;
+    const char *paper = paper_name(cfg);
+    if (paper)
+        snprintf(buf, GROUP_NAME_MAX, "%s-%zu", paper, cfg->train_max);
+    else
+        snprintf(buf, GROUP_NAME_MAX, "%s", g->name);
+}
+
+void summary_label_groups(summary_ctx *c)
+{
+    static char other[GROUP_NAME_MAX];
+    for (size_t m = 0; m < c->ng; m++) {
+        model_group *g = &c->g[m];
+        label_alone(g, g->label);
+        /* two groups under one label (two sizes of RNNsearch-50) would be one line of a
+         * legend: each keeps its name, which always differ */
+        for (size_t o = 0; o < c->ng; o++) {
+            if (o == m)
+                continue;
+            label_alone(&c->g[o], other);
+            if (strcmp(other, g->label) == 0) {
+                snprintf(g->label, GROUP_NAME_MAX, "%s", g->name);
+                break;
+            }
+        }
+        g->kin = m;
+        for (size_t o = 0; o < m && g->kin == m; o++)
+            if (same_but_lengths(&c->g[o].runs[0]->cfg, &g->runs[0]->cfg))
+                g->kin = o;
+    }
+}
+
 size_t summary_group_rank(const model_group *g) { return model_rank(g->runs[0]->cfg.model); }
 
 int summary_add_run(summary_ctx *c, rundir *r)
@@ -250,6 +327,36 @@ static int gather_keys(summary_ctx *c, rundir *rd, size_t loaded)
     return c->scratch ? 0 : -1;
 }
 
+/* Were the n runs of rd trained on one task (and, for a file task, on the same bytes of
+ * its file: one test set)? Returns 0, or -1 with one line in err naming the first run
+ * that was not and the first run's. A comparison of runs on different tasks would set
+ * side by side scores of different questions. */
+static int one_task(const rundir *rd, size_t n, char *err, size_t errn)
+{
+    static char a[AFILE_PATH_MAX], b[AFILE_PATH_MAX], ta[CONFIG_TASK_MAX], tb[CONFIG_TASK_MAX];
+    for (size_t i = 1; i < n; i++) {
+        const config *x = &rd[0].cfg, *y = &rd[i].cfg;
+        const int file = task_is_file(x->task);
+        if (strcmp(x->task, y->task) == 0 && (!file || x->data_crc == y->data_crc))
+            continue;
+        rundir_printable(rd[0].dir, a, sizeof a);
+        rundir_printable(rd[i].dir, b, sizeof b);
+        rundir_printable(x->task, ta, sizeof ta);
+        rundir_printable(y->task, tb, sizeof tb);
+        if (strcmp(x->task, y->task) != 0)
+            snprintf(err, errn, "%s was trained on task %s, %s on %s: a report compares "
+                     "runs of one task (accepted: runs of one task; report each task "
+                     "with its own --out)", b, tb, a, ta);
+        else
+            snprintf(err, errn, "%s and %s were trained on different contents of %s "
+                     "(CRC-32 %08lx and %08lx): a report compares runs of one test set "
+                     "(accepted: runs of one data file; the file changed between them)", b,
+                     a, ta, y->data_crc, x->data_crc);
+        return -1;
+    }
+    return 0;
+}
+
 int summary_load(summary_ctx *c, const char *const *runs, size_t n, summary_kind kind,
                  char *err, size_t errn)
 {
@@ -275,6 +382,8 @@ int summary_load(summary_ctx *c, const char *const *runs, size_t n, summary_kind
                    "train_log.tsv, eval.tsv with at least one row and eval_positions.tsv)");
         return -1;
     }
+    if (one_task(rd, c->loaded, err, errn) != 0)
+        return -1;
     if (summary_name_groups(c, err, errn) != 0)
         return -1;
     /* stable order of models for every table and figure */
@@ -284,6 +393,7 @@ int summary_load(summary_ctx *c, const char *const *runs, size_t n, summary_kind
             c->g[j] = c->g[j - 1];
             c->g[j - 1] = tmp;
         }
+    summary_label_groups(c);
     if (gather_keys(c, rd, c->loaded) != 0)
         goto oom;
     if (kind == SUMMARY_TRAINING)

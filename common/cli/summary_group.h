@@ -76,6 +76,10 @@ static inline double stat_median(double *v, size_t n)
 /* The runs of one setup: its seeds, and the keys its tables show. */
 typedef struct model_group {
     char name[GROUP_NAME_MAX]; /* as tables and figures show it, one word */
+    char label[GROUP_NAME_MAX]; /* the paper's name when its model gives one ("RNNsearch-50":
+                                   summary_label_groups), else the name */
+    size_t kin; /* the first group (index in the tables' order) of the same setup but for
+                   the training lengths: itself, or one trained on other lengths */
     rundir **runs;             /* (n) in the order given; cap allocated */
     size_t n, cap;
     size_t *steps, nsteps;         /* train_log.tsv's steps over its runs, ascending */
@@ -116,7 +120,9 @@ void summary_free(summary_ctx *c);
 /* The facts of c for report.h's writers, and the arrays they point into. */
 typedef struct summary_facts_buf {
     report_facts fx;
-    const char **names; /* (2 · ng) the groups' names, then their first runs' folders */
+    const char **names; /* (3 · ng) the groups' names, their first runs' folders, their
+                           labels */
+    size_t *per_group;  /* (3 · ng) their longest training lengths, kin, runs capped */
     const model_ops **ops;
 } summary_facts_buf;
 
@@ -148,6 +154,13 @@ int summary_add_run(summary_ctx *c, rundir *r);
  * letters, digits and _.:=,+- (report_write_vars checks it again). Returns 0, or -1 with
  * a line in err when a name does not fit GROUP_NAME_MAX (it always does: see there). */
 int summary_name_groups(summary_ctx *c, char *err, size_t errn);
+
+/* Fills each group's label and kin, once the groups are in the tables' order. A group
+ * whose model names the setup it was trained at (model_sweep's label: "RNNsearch" for the
+ * attention model with a bidirectional encoder) is labelled after it and its longest training length,
+ * as Bahdanau et al. name their models ("RNNsearch-50"); a group whose model names none,
+ * or whose label another group would share, keeps its name. */
+void summary_label_groups(summary_ctx *c);
 
 /* Where a group stands in the tables: its model's place in the registry. */
 size_t summary_group_rank(const model_group *g);
@@ -217,6 +230,26 @@ int summary_write_compute(FILE *f, const void *p);
 
 /* Does group m's model have a group at another learning rate (a line of sweep.tsv)? */
 int summary_swept(const summary_ctx *c, size_t m);
+
+/* How many runs of group g the step cap ended short of their target (censored: the
+ * runs convergence.tsv's verdict says "stopped by the cap" of). */
+size_t summary_capped(const summary_ctx *c, const model_group *g);
+
+/* ---- the BLEU tables (summary_bleu.c) -------------------------------------------------- */
+
+/* bleu.tsv: for the runs of a file task (eval_bleu.tsv), per group and bin of 5 source
+ * lengths, the corpus BLEU-4 of each run over the bin and its mean and range over the
+ * runs; the rows "all" pool every length. */
+int summary_write_bleu(FILE *f, const void *p);
+
+/* bleu-table.tsv: per group with BLEU counts, ordered by longest training length, then
+ * as the tables: its label, training range, runs, runs the cap ended, test sentences and
+ * the BLEU-4 of every test sentence (× 100, as papers print it), mean, sd, min and max
+ * over its runs (Bahdanau et al. 2015, Table 1, "All"). */
+int summary_write_bleu_table(FILE *f, const void *p);
+
+/* Prints bleu-table.tsv for people (nothing when no run has BLEU counts). */
+void summary_print_bleu(FILE *f, const summary_ctx *c);
 
 /* Prints the convergence table for people (nothing when no run recorded its stop). */
 void summary_print_convergence(FILE *f, const summary_ctx *c);

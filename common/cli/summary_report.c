@@ -17,6 +17,16 @@
 #include "rundir.h"
 #include "summary_group.h"
 
+/* The writer of out/manifest.tsv and its context (summary_set_manifest), or NULL. */
+static int (*manifest_write)(FILE *, const void *);
+static const void *manifest_ctx;
+
+void summary_set_manifest(int (*write)(FILE *, const void *), const void *ctx)
+{
+    manifest_write = write;
+    manifest_ctx = ctx;
+}
+
 /* Prints the summaries, draws the figures and writes the page of comparison c, whose
  * tables are written in out. Returns 0, or -1 with one line in err. */
 static int draw_and_page(const summary_ctx *c, const report_facts *fx, const char *out,
@@ -24,6 +34,7 @@ static int draw_and_page(const summary_ctx *c, const report_facts *fx, const cha
 {
     summary_print(f, c);
     summary_print_convergence(f, c);
+    summary_print_bleu(f, c);
     report_drawn drawn;
     char why[1024];
     const int figures = report_draw(out, fx, &drawn, f, why, sizeof why);
@@ -67,7 +78,9 @@ int summary_report(const char *const *runs, size_t n, const char *out, FILE *f, 
         } else {
             if (report_get_lang() == REPORT_ZH)
                 b.fx.label_font = chinese_labels(font, sizeof font);
-            if (summary_write_tables(&c, &b.fx, out, err, errn) == 0)
+            if (summary_write_tables(&c, &b.fx, out, err, errn) == 0 &&
+                (!manifest_write || afile_write(out, "manifest.tsv", manifest_write,
+                                                manifest_ctx, err, errn) == 0))
                 rc = draw_and_page(&c, &b.fx, out, f, err, errn);
         }
     }

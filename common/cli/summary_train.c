@@ -199,6 +199,12 @@ static conv_row converge(const summary_ctx *c, const model_group *g)
     return row;
 }
 
+size_t summary_capped(const summary_ctx *c, const model_group *g)
+{
+    const conv_row r = converge(c, g);
+    return r.target > 0 ? r.capped_below : 0; /* without a target every run runs its cap */
+}
+
 /* Writes into buf what the runs of r say of their target, for people, in English (zh 0:
  * "every run reached 0.999", or which did not and why: "3 of 3 did not reach 0.999
  * within 3000 steps (stopped by the cap)", "1 of 5 stopped at a plateau below 0.999")

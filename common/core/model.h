@@ -88,6 +88,10 @@ typedef struct model_trace_kind {
 typedef struct model_sweep {
     const char *preset;          /* the preset that trains them: "capacity", "control" ... */
     const char *const *settings; /* NULL-terminated */
+    /* The name a paper gives a model trained at one of these settings, e.g. "RNNsearch"
+     * for Bahdanau et al.'s (letters and digits only), or NULL: a report names such a
+     * model's runs after it and their longest training length ("RNNsearch-50"). */
+    const char *label;
 } model_sweep;
 
 typedef struct model_ops {
