@@ -87,6 +87,12 @@ COMMIT := $(or $(shell test -e .git && git describe --always --dirty 2>/dev/null
 # main); the tests add tests/*.c.
 LIB_SRC  := $(wildcard common/core/*.c common/cli/*.c lstm/*.c rnn_attention/*.c \
                        transformer/*.c)
+# common/core/gemm_cblas.c is cblas_dgemm answered by the project's own product
+# (common/core/gemm.c: GSL's bits, faster): linked where GSL's gslcblas is the CBLAS, and
+# left out of the OpenBLAS build, where it would hide OpenBLAS's cblas_dgemm.
+ifneq ($(BLAS),gsl)
+  LIB_SRC := $(filter-out common/core/gemm_cblas.c,$(LIB_SRC))
+endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
