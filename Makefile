@@ -201,10 +201,13 @@ labdata: $(LABDATA)
 	mv docs/labs/data/dates.tsv.tmp docs/labs/data/dates.tsv
 
 # Install what is missing (apt-get), build, and run every test (CK_FORK on); then check
-# that the lab's data set is what its generator writes.
+# that the lab's data set is what its generator writes. The program is also built on
+# GSL's CBLAS (make BLAS=gsl, in $(BUILD)/gslblas), whose golden checkpoints the tests
+# compare too (tests/test_models.c: the bits the browser page computes).
 check: deps
 	@$(MAKE) --no-print-directory $(BIN) $(TEST_BIN) $(LABDATA) $(LAB_TRANSLATE)
-	ATTNLAB=$(BIN) $(TEST_BIN)
+	@$(MAKE) --no-print-directory BLAS=gsl BUILD=$(BUILD)/gslblas $(BUILD)/gslblas/attnlab
+	ATTNLAB=$(BIN) ATTNLAB_GSL=$(BUILD)/gslblas/attnlab $(TEST_BIN)
 	@$(LABDATA) | cmp -s - docs/labs/data/dates.tsv || { echo "docs/labs/data/dates.tsv" \
 	  "is not what docs/labs/data/dates.c writes: run make labdata" >&2; exit 1; }
 
