@@ -164,12 +164,56 @@ typedef struct tile_io {
         v2_store(o_ + 2, c1);                                                              \
     } while (0)
 
-/* The micro-kernel: the MR × NR tile advances through kb values of k, k ascending:
- * c[r][j] += f(r, k)·g(k, j), with f(r, k) at f[r·frs + k·fks] and g(k, j) at
- * g[k·gks + j]. With skip (the axpy form), a k whose f(r, k) is ±0 leaves row r as it
- * was. */
-static inline void micro_tile(size_t kb, const double *f, size_t frs, size_t fks,
-                              const double *g, size_t gks, const tile_io *io, int skip)
+/* The axpy form's micro-kernel: the MR × NR tile of C at c (rows ldc apart) advances
+ * through kb values of k, k ascending: c[r][j] += t[k][r]·g(k, j), with t a packed panel
+ * (kb × MR, GSL's t = alpha·F) and g(k, j) at g[k·gks + j]. Where zero[k] is set, some t
+ * of that k is ±0 and each row is tested alone: GSL adds nothing for a zero t. */
+static void micro_axpy(size_t kb, const double *t, const unsigned char *zero, const double *g,
+                       size_t gks, double *c, size_t ldc)
+{
+    v2 c00 = v2_load(c), c01 = v2_load(c + 2);
+    v2 c10 = v2_load(c + ldc), c11 = v2_load(c + ldc + 2);
+    v2 c20 = v2_load(c + 2 * ldc), c21 = v2_load(c + 2 * ldc + 2);
+    v2 c30 = v2_load(c + 3 * ldc), c31 = v2_load(c + 3 * ldc + 2);
+    for (size_t k = 0; k < kb; k++, t += MR, g += gks) {
+        const v2 g0 = v2_load(g), g1 = v2_load(g + 2);
+        if (!zero[k]) {
+            const v2 t0 = v2_splat(t), t1 = v2_splat(t + 1);
+            const v2 t2 = v2_splat(t + 2), t3 = v2_splat(t + 3);
+            ROW_STEP(c00, c01, t0);
+            ROW_STEP(c10, c11, t1);
+            ROW_STEP(c20, c21, t2);
+            ROW_STEP(c30, c31, t3);
+            continue;
+        }
+        if (t[0] != 0.0) {
+            const v2 t0 = v2_splat(t);
+            ROW_STEP(c00, c01, t0);
+        }
+        if (t[1] != 0.0) {
+            const v2 t1 = v2_splat(t + 1);
+            ROW_STEP(c10, c11, t1);
+        }
+        if (t[2] != 0.0) {
+            const v2 t2 = v2_splat(t + 2);
+            ROW_STEP(c20, c21, t2);
+        }
+        if (t[3] != 0.0) {
+            const v2 t3 = v2_splat(t + 3);
+            ROW_STEP(c30, c31, t3);
+        }
+    }
+    v2_store(c, c00), v2_store(c + 2, c01);
+    v2_store(c + ldc, c10), v2_store(c + ldc + 2, c11);
+    v2_store(c + 2 * ldc, c20), v2_store(c + 2 * ldc + 2, c21);
+    v2_store(c + 3 * ldc, c30), v2_store(c + 3 * ldc + 2, c31);
+}
+
+/* The dot form's micro-kernel: the tile of sums advances through kb values of k, k
+ * ascending: s[r][j] += f(r, k)·g[k][j], with f(r, k) at f[r·frs + k·fks] and g a packed
+ * strip (kb × NR, G transposed); io says where the sums start and where they go. */
+static void micro_dot(size_t kb, const double *f, size_t frs, size_t fks, const double *g,
+                      const tile_io *io)
 {
     const double zeros[2] = {0.0, 0.0};
     const v2 zero = v2_load(zeros), alpha = v2_splat(&io->alpha);
@@ -179,34 +223,14 @@ static inline void micro_tile(size_t kb, const double *f, size_t frs, size_t fks
     ROW_LOAD(c20, c21, io->in, 2);
     ROW_LOAD(c30, c31, io->in, 3);
     const double *f0 = f, *f1 = f + frs, *f2 = f + 2 * frs, *f3 = f + 3 * frs;
-    for (size_t k = 0; k < kb; k++, f0 += fks, f1 += fks, f2 += fks, f3 += fks, g += gks) {
+    for (size_t k = 0; k < kb; k++, f0 += fks, f1 += fks, f2 += fks, f3 += fks, g += NR) {
         const v2 g0 = v2_load(g), g1 = v2_load(g + 2);
-        if (!skip || ((*f0 != 0.0) & (*f1 != 0.0) & (*f2 != 0.0) & (*f3 != 0.0))) {
-            const v2 t0 = v2_splat(f0), t1 = v2_splat(f1);
-            const v2 t2 = v2_splat(f2), t3 = v2_splat(f3);
-            ROW_STEP(c00, c01, t0);
-            ROW_STEP(c10, c11, t1);
-            ROW_STEP(c20, c21, t2);
-            ROW_STEP(c30, c31, t3);
-            continue;
-        }
-        /* some t is ±0: GSL skips that row for this k */
-        if (*f0 != 0.0) {
-            const v2 t0 = v2_splat(f0);
-            ROW_STEP(c00, c01, t0);
-        }
-        if (*f1 != 0.0) {
-            const v2 t1 = v2_splat(f1);
-            ROW_STEP(c10, c11, t1);
-        }
-        if (*f2 != 0.0) {
-            const v2 t2 = v2_splat(f2);
-            ROW_STEP(c20, c21, t2);
-        }
-        if (*f3 != 0.0) {
-            const v2 t3 = v2_splat(f3);
-            ROW_STEP(c30, c31, t3);
-        }
+        const v2 t0 = v2_splat(f0), t1 = v2_splat(f1);
+        const v2 t2 = v2_splat(f2), t3 = v2_splat(f3);
+        ROW_STEP(c00, c01, t0);
+        ROW_STEP(c10, c11, t1);
+        ROW_STEP(c20, c21, t2);
+        ROW_STEP(c30, c31, t3);
     }
     ROW_STORE(c00, c01, 0);
     ROW_STORE(c10, c11, 1);
@@ -214,32 +238,24 @@ static inline void micro_tile(size_t kb, const double *f, size_t frs, size_t fks
     ROW_STORE(c30, c31, 3);
 }
 
-/* The two forms, each with its skip fixed, so the compiler makes a copy without the
- * test for the dot form. */
-static void micro_axpy(size_t kb, const double *f, size_t frs, size_t fks, const double *g,
-                       size_t gks, const tile_io *io)
-{
-    micro_tile(kb, f, frs, fks, g, gks, io, 1);
-}
-
-static void micro_dot(size_t kb, const double *f, size_t frs, size_t fks, const double *g,
-                      size_t gks, const tile_io *io)
-{
-    micro_tile(kb, f, frs, fks, g, gks, io, 0);
-}
-
 /* ---- packing ---------------------------------------------------------------------------- */
 
 /* F's rows i0 .. i0+mb−1 (mb a multiple of MR) at values k0 .. k0+kb−1, as GSL's
  * t = alpha·F[i,k], into panels of MR rows, each kb × MR: panel q holds rows i0+q·MR ...,
- * its k-th line the MR values of that k. */
-static void pack_f(double *out, const strided *F, size_t i0, size_t mb, size_t k0, size_t kb,
-                   double alpha)
+ * its k-th line the MR values of that k; zero[q·kb + k] is set where one of them is ±0. */
+static void pack_t(double *out, unsigned char *zero, const strided *F, size_t i0, size_t mb,
+                   size_t k0, size_t kb, double alpha)
 {
     for (size_t q = 0; q < mb; q += MR)
-        for (size_t k = 0; k < kb; k++)
-            for (size_t r = 0; r < MR; r++)
-                *out++ = alpha * *at(F, i0 + q + r, k0 + k);
+        for (size_t k = 0; k < kb; k++) {
+            unsigned char z = 0;
+            for (size_t r = 0; r < MR; r++) {
+                const double t = alpha * *at(F, i0 + q + r, k0 + k);
+                z |= t == 0.0;
+                *out++ = t;
+            }
+            *zero++ = z;
+        }
 }
 
 /* G's values k0 .. k0+kb−1 at columns j0 .. j0+nb−1 (nb a multiple of NR) into strips of
@@ -255,24 +271,17 @@ static void pack_g(double *out, const strided *G, size_t k0, size_t kb, size_t j
 
 /* ---- the product ------------------------------------------------------------------------ */
 
-/* The axpy form over one block of k, for the whole tiles of rows i0 .. i0+mb−1 and columns
- * j0 .. j0+nb−1 of C. F is read where it lies when fp is NULL (alpha = 1: then t = 1·F is
- * F, bit for bit, NaN and −0.0 included), else from fp, packed as t; G is read where it
- * lies (in this form its rows are contiguous: G->ss = 1). */
-static void axpy_block(size_t i0, size_t mb, size_t j0, size_t nb, size_t k0, size_t kb,
-                       const strided *F, const strided *G, double *C, size_t ldc,
-                       const double *fp)
+/* The axpy form over one block of k, for the whole tiles of rows i0 .. i0+mb−1 of C:
+ * its panels of t packed in tp (with their zero flags), G read where it lies (in this
+ * form its rows are contiguous: G->ss = 1), every strip of NR columns up to n2t. */
+static void axpy_block(size_t i0, size_t mb, size_t n2t, size_t k0, size_t kb,
+                       const double *tp, const unsigned char *zero, const strided *G,
+                       double *C, size_t ldc)
 {
-    for (size_t jq = 0; jq < nb; jq += NR)
-        for (size_t iq = 0; iq < mb; iq += MR) {
-            double *c = C + (i0 + iq) * ldc + j0 + jq;
-            const tile_io io = {c, ldc, c, ldc, 0, 1.0};
-            if (fp)
-                micro_axpy(kb, fp + iq * kb, 1, MR, at(G, k0, j0 + jq), G->rs, &io);
-            else
-                micro_axpy(kb, at(F, i0 + iq, k0), F->rs, F->ss, at(G, k0, j0 + jq), G->rs,
-                           &io);
-        }
+    for (size_t j = 0; j < n2t; j += NR)
+        for (size_t iq = 0; iq < mb; iq += MR)
+            micro_axpy(kb, tp + iq * kb, zero + iq / MR * kb, at(G, k0, j), G->rs,
+                       C + (i0 + iq) * ldc + j, ldc);
 }
 
 /* The dot form over one block of k, for the whole tiles of rows i0 .. i0+mb−1 and columns
@@ -291,7 +300,7 @@ static void dot_block(size_t i0, size_t mb, size_t j0, size_t nb, size_t k0, siz
                 io.out = C + (i0 + iq) * ldc + j0 + jq, io.ldout = ldc;
                 io.finish = 1;
             }
-            micro_dot(kb, at(F, i0 + iq, k0), F->rs, F->ss, gp + jq * kb, NR, &io);
+            micro_dot(kb, at(F, i0 + iq, k0), F->rs, F->ss, gp + jq * kb, &io);
         }
 }
 
@@ -335,29 +344,33 @@ static void edges(size_t n1, size_t n2, size_t i1, size_t j1, size_t nk, double 
 static void gemm_blocked(size_t n1, size_t n2, size_t nk, double alpha, const strided *F,
                          const strided *G, double *C, size_t ldc, int dot)
 {
-    /* the packs (F's block when alpha ≠ 1 in the axpy form, G's block in the dot form)
-     * and the dot form's partial sums */
+    /* the packs (the axpy form's t and its zero flags, the dot form's G) and the dot
+     * form's partial sums */
     double fp[KC * MC], gp[KC * NC], s[MC * NC];
+    unsigned char zero[KC * MC / MR];
     const size_t n1t = n1 - n1 % MR, n2t = n2 - n2 % NR; /* the rows and columns in tiles */
-    const int scaled = !dot && alpha != 1.0;
-    for (size_t j0 = 0; j0 < n2t; j0 += NC) {
-        const size_t nb = n2t - j0 < NC ? n2t - j0 : NC;
-        for (size_t i0 = 0; i0 < n1t; i0 += MC) {
-            const size_t mb = n1t - i0 < MC ? n1t - i0 : MC;
-            for (size_t k0 = 0; k0 < nk; k0 += KC) {
-                const size_t kb = nk - k0 < KC ? nk - k0 : KC;
-                if (dot) {
+    if (!dot) /* each block of t packed once, the whole width of C advanced through it */
+        for (size_t k0 = 0; k0 < nk; k0 += KC) {
+            const size_t kb = nk - k0 < KC ? nk - k0 : KC;
+            for (size_t i0 = 0; i0 < n1t; i0 += MC) {
+                const size_t mb = n1t - i0 < MC ? n1t - i0 : MC;
+                pack_t(fp, zero, F, i0, mb, k0, kb, alpha);
+                axpy_block(i0, mb, n2t, k0, kb, fp, zero, G, C, ldc);
+            }
+        }
+    else
+        for (size_t j0 = 0; j0 < n2t; j0 += NC) {
+            const size_t nb = n2t - j0 < NC ? n2t - j0 : NC;
+            for (size_t i0 = 0; i0 < n1t; i0 += MC) {
+                const size_t mb = n1t - i0 < MC ? n1t - i0 : MC;
+                for (size_t k0 = 0; k0 < nk; k0 += KC) {
+                    const size_t kb = nk - k0 < KC ? nk - k0 : KC;
                     pack_g(gp, G, k0, kb, j0, nb);
                     dot_block(i0, mb, j0, nb, k0, kb, k0 == 0, k0 + kb == nk, alpha, F, gp,
                               s, C, ldc);
-                    continue;
                 }
-                if (scaled)
-                    pack_f(fp, F, i0, mb, k0, kb, alpha);
-                axpy_block(i0, mb, j0, nb, k0, kb, F, G, C, ldc, scaled ? fp : NULL);
             }
         }
-    }
     /* K = 0 in the dot form: no block ran, yet GSL adds alpha·0.0 to every element */
     const size_t i1 = dot && nk == 0 ? 0 : n1t;
     edges(n1, n2, i1, n2t, nk, alpha, F, G, C, ldc, dot);
