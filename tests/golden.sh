@@ -18,20 +18,31 @@
 # can run one of them is checked. A kernel this machine cannot run is skipped (OpenBLAS
 # then falls back to another, which the build facts show).
 #
-# usage: tests/golden.sh [KERNEL ...]    (default: Haswell SkylakeX Sandybridge)
+# The kernel name gsl stands for the program built on GSL's CBLAS (make BLAS=gsl, in
+# build/gslblas: the browser page's CBLAS, with the project's own cblas_dgemm), whose
+# runs the test case golden_gsl makes; its lines pin GSL's order of operations.
+#
+# usage: tests/golden.sh [KERNEL ...]    (default: Haswell SkylakeX Sandybridge gsl)
 set -eu
 cd "$(dirname "$0")/.."
 fixture=tests/fixtures/golden-checkpoints.tsv
-[ $# -gt 0 ] || set -- Haswell SkylakeX Sandybridge
+[ $# -gt 0 ] || set -- Haswell SkylakeX Sandybridge gsl
 make --no-print-directory -j2 build/attnlab build/attnlab-tests >/dev/null
+make --no-print-directory -j2 BLAS=gsl BUILD=build/gslblas build/gslblas/attnlab >/dev/null
 all=$(mktemp)
 new=$(mktemp)
 trap 'rm -f "$all" "$new"' EXIT
 printf 'blas_core\tmodel\tvariant\tcrc32\n' >"$all"
 for kernel in "$@"; do
     : >"$new"
-    OPENBLAS_CORETYPE=$kernel CK_RUN_SUITE=models CK_RUN_CASE=golden ATTNLAB=build/attnlab \
-        ATTNLAB_SRC=. ATTNLAB_GOLDEN_WRITE="$new" build/attnlab-tests >/dev/null
+    if [ "$kernel" = gsl ]; then
+        CK_RUN_SUITE=models CK_RUN_CASE=golden_gsl ATTNLAB=build/attnlab \
+            ATTNLAB_GSL=build/gslblas/attnlab ATTNLAB_SRC=. ATTNLAB_GOLDEN_WRITE="$new" \
+            build/attnlab-tests >/dev/null
+    else
+        OPENBLAS_CORETYPE=$kernel CK_RUN_SUITE=models CK_RUN_CASE=golden ATTNLAB=build/attnlab \
+            ATTNLAB_SRC=. ATTNLAB_GOLDEN_WRITE="$new" build/attnlab-tests >/dev/null
+    fi
     if [ ! -s "$new" ] || [ "$(cut -f1 "$new" | sort -u)" != "$kernel" ]; then
         echo "golden.sh: this machine does not run kernel $kernel; skipped" >&2
         continue

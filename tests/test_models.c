@@ -29,7 +29,9 @@
  * compiler: docs/reliability.md), so the fixture is keyed by kernel, and the test forces
  * each kernel it knows in turn (OPENBLAS_CORETYPE) until the machine runs one. tests/
  * golden.sh regenerates the fixture: it runs this test with ATTNLAB_GOLDEN_WRITE set to a
- * file, and the test then writes its lines there instead of comparing.
+ * file, and the test then writes its lines there instead of comparing. The lines of
+ * kernel "gsl" pin the program built on GSL's CBLAS ($ATTNLAB_GSL, make BLAS=gsl) the
+ * same way: the browser page's CBLAS, and the bits it must keep.
  */
 #include <check.h>
 #include <math.h>
@@ -745,6 +747,11 @@ static uint32_t golden_run(const model_case *mc, const char *core, const char *t
     return crc;
 }
 
+/* The fixture's name for the runs of the program built on GSL's CBLAS (make BLAS=gsl),
+ * which has no kernels to choose: the bits of GSL's order of operations, on any
+ * processor. test_golden_checkpoint_on_gsl_cblas holds that program to these lines. */
+#define GOLDEN_GSL "gsl"
+
 /* Runs the case with each BLAS kernel of the fixture in turn until one takes (GLIBC_TUNABLES
  * set to tunables unless NULL) and fails unless its checkpoint's CRC-32 is the fixture's
  * for that kernel; says so on stdout when the machine runs none of the kernels. */
@@ -754,7 +761,8 @@ static void golden_check(const model_case *mc, const char *variant, const char *
     char ran[64];
     const size_t n = golden_read(g, 256);
     for (size_t k = 0; k < n; k++) {
-        if (strcmp(g[k].model, mc->ops->name) != 0 || strcmp(g[k].variant, variant) != 0)
+        if (strcmp(g[k].model, mc->ops->name) != 0 || strcmp(g[k].variant, variant) != 0 ||
+            strcmp(g[k].core, GOLDEN_GSL) == 0)
             continue;
         const uint32_t crc = golden_run(mc, g[k].core, tunables, ran, sizeof ran);
         if (strcmp(ran, g[k].core) != 0)
@@ -810,6 +818,55 @@ START_TEST(test_golden_checkpoint_on_a_plainer_processor)
         return; /* tests/golden.sh is writing the fixture: nothing to compare with yet */
     const model_case mc = case_at(_i);
     golden_check(&mc, mc.variant[0] ? mc.variant : "defaults", GOLDEN_PLAIN_CPU);
+}
+END_TEST
+
+/* The same runs by the program built on GSL's CBLAS, $ATTNLAB_GSL (make check builds it:
+ * make BLAS=gsl), against the fixture's lines for GOLDEN_GSL: the CBLAS of the browser
+ * page, whose cblas_dgemm is the project's own (common/core/gemm.c) and must keep the bits
+ * of GSL's reference gslcblas, which wrote those lines. Skipped, with one line, where
+ * ATTNLAB_GSL is not set; with ATTNLAB_GOLDEN_WRITE=FILE it appends its line to FILE. */
+START_TEST(test_golden_checkpoint_on_gsl_cblas)
+{
+    const char *gsl = getenv("ATTNLAB_GSL");
+    if (!gsl || !*gsl) {
+        if (_i == 0)
+            printf("golden checkpoints of the build on GSL's CBLAS not checked: ATTNLAB_GSL "
+                   "names no program (make check sets it)\n");
+        return;
+    }
+    const model_case mc = case_at(_i);
+    const char *variant = mc.variant[0] ? mc.variant : "defaults";
+    char ran[64], program[1024];
+    snprintf(program, sizeof program, "%s", tu_program());
+    setenv("ATTNLAB", gsl, 1); /* golden_run runs $ATTNLAB */
+    const uint32_t crc = golden_run(&mc, NULL, NULL, ran, sizeof ran);
+    setenv("ATTNLAB", program, 1);
+    ck_assert_msg(strcmp(ran, "unknown") == 0,
+                  "%s is not built on GSL's CBLAS: it runs BLAS kernel %s", gsl, ran);
+    const char *out = getenv("ATTNLAB_GOLDEN_WRITE");
+    if (out && *out) {
+        FILE *f = fopen(out, "a");
+        ck_assert_msg(f != NULL, "cannot open %s", out);
+        fprintf(f, "%s\t%s\t%s\t%08lx\n", GOLDEN_GSL, mc.ops->name, variant,
+                (unsigned long)crc);
+        ck_assert_int_eq(fclose(f), 0);
+        return;
+    }
+    static golden_line g[256];
+    const size_t n = golden_read(g, 256);
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(g[k].core, GOLDEN_GSL) == 0 && strcmp(g[k].model, mc.ops->name) == 0 &&
+            strcmp(g[k].variant, variant) == 0) {
+            ck_assert_msg(crc == g[k].crc,
+                          "%s on GSL's CBLAS (%s): model.ckpt has CRC-32 %08lx, the fixture "
+                          "%08lx: the numerics changed; if that was meant, run "
+                          "tests/golden.sh", mc.label, gsl, (unsigned long)crc,
+                          (unsigned long)g[k].crc);
+            return;
+        }
+    ck_abort_msg("the fixture has no line for %s %s on GSL's CBLAS (tests/golden.sh writes it)",
+                 mc.ops->name, variant);
 }
 END_TEST
 
@@ -870,5 +927,11 @@ Suite *make_models_suite(void)
     tcase_add_loop_test(golden, test_golden_checkpoint, 0, n);
     tcase_add_loop_test(golden, test_golden_checkpoint_on_a_plainer_processor, 0, n);
     suite_add_tcase(s, golden);
+    /* the same runs by the program on GSL's CBLAS, a case of its own for tests/golden.sh */
+    TCase *golden_gsl = tcase_create("golden_gsl");
+    tcase_set_tags(golden_gsl, "slow");
+    tcase_set_timeout(golden_gsl, 600);
+    tcase_add_loop_test(golden_gsl, test_golden_checkpoint_on_gsl_cblas, 0, n);
+    suite_add_tcase(s, golden_gsl);
     return s;
 }

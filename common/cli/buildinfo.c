@@ -74,6 +74,11 @@ const char *buildinfo_commit(char *buf, size_t n, const char **modified)
 #define ATTNLAB_BLAS "unknown"
 #endif
 
+/* The builds on GSL's CBLAS link the project's own cblas_dgemm (common/core/gemm_cblas.c:
+ * GSL's order of operations, so GSL's bits, faster) before gslcblas, which supplies the
+ * other routines. */
+#define BLAS_GSL_OWN_DGEMM "GSL gslcblas (its dgemm the project's, common/core/gemm.c)"
+
 #if !ATTNLAB_HAVE_DLSYM
 /* Without a dynamic linker to ask: the BLAS the build linked, and nothing to set. */
 const char *buildinfo_blas(char *path, size_t n)
@@ -81,7 +86,7 @@ const char *buildinfo_blas(char *path, size_t n)
     if (n)
         path[0] = '\0';
     if (strcmp(ATTNLAB_BLAS, "gsl") == 0)
-        return "GSL gslcblas (reference CBLAS, slow)";
+        return BLAS_GSL_OWN_DGEMM;
     if (strcmp(ATTNLAB_BLAS, "openblas") == 0)
         return "OpenBLAS";
     return ATTNLAB_BLAS;
@@ -105,6 +110,8 @@ const char *buildinfo_blas(char *path, size_t n)
     if (!sym || !dladdr(sym, &info) || !info.dli_fname)
         return "unknown";
     snprintf(path, n, "%s", info.dli_fname);
+    if (strcmp(ATTNLAB_BLAS, "gsl") == 0 && !strstr(info.dli_fname, "gslcblas"))
+        return BLAS_GSL_OWN_DGEMM; /* defined in the program itself */
     if (strstr(info.dli_fname, "openblas"))
         return "OpenBLAS";
     if (strstr(info.dli_fname, "gslcblas"))
