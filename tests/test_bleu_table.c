@@ -51,9 +51,15 @@ static void make_encdec(const char *base, const char *sub, const char *name,
     ru_spit(path, text, strlen(text));
 }
 
-/* The three runs of the header comment, under base/A and base/B. */
-static void make_two_ranges(const char *base)
+/* A fresh directory base (RU_PATH bytes) with the three runs of the header comment under
+ * base/A and base/B; a, b and out (RU_PATH bytes each) receive base/A, base/B and
+ * base/fig2, where the tests write their report. */
+static void make_two_ranges(char *base, char *a, char *b, char *out)
 {
+    ru_fresh_dir(base, RU_PATH);
+    ru_fmt(a, RU_PATH, "%s/A", base);
+    ru_fmt(b, RU_PATH, "%s/B", base);
+    ru_fmt(out, RU_PATH, "%s/fig2", base);
     make_encdec(base, "A", "s1", "8", "1", "budget",
                 "lstm\t2\t3\t10\t10\t10\t10\t4\t8\t1\t6\t1\t4\t0.38\n"
                 "lstm\t4\t4\t10\t10\t10\t10\t4\t8\t5\t6\t1\t4\t0.57\n");
@@ -69,11 +75,7 @@ static void make_two_ranges(const char *base)
 START_TEST(test_table_of_two_ranges)
 {
     char base[RU_PATH], a[RU_PATH], b[RU_PATH], out[RU_PATH], path[RU_PATH + 32];
-    ru_fresh_dir(base, sizeof base);
-    make_two_ranges(base);
-    ru_fmt(a, sizeof a, "%s/A", base);
-    ru_fmt(b, sizeof b, "%s/B", base);
-    ru_fmt(out, sizeof out, "%s/fig2", base);
+    make_two_ranges(base, a, b, out);
     ru_result r;
     ru_run(&r, (const char *const[]){"report", "--out", out, a, b, NULL}, RU_NO_PLOTS, 0);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
@@ -110,11 +112,7 @@ END_TEST
 START_TEST(test_figure_vars_per_group)
 {
     char base[RU_PATH], a[RU_PATH], b[RU_PATH], out[RU_PATH], path[RU_PATH + 32];
-    ru_fresh_dir(base, sizeof base);
-    make_two_ranges(base);
-    ru_fmt(a, sizeof a, "%s/A", base);
-    ru_fmt(b, sizeof b, "%s/B", base);
-    ru_fmt(out, sizeof out, "%s/fig2", base);
+    make_two_ranges(base, a, b, out);
     ru_result r;
     ru_run(&r, (const char *const[]){"report", "--out", out, b, a, NULL}, RU_NO_PLOTS, 0);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
@@ -141,11 +139,7 @@ END_TEST
 START_TEST(test_figure_drawn)
 {
     char base[RU_PATH], a[RU_PATH], b[RU_PATH], out[RU_PATH], path[RU_PATH + 32];
-    ru_fresh_dir(base, sizeof base);
-    make_two_ranges(base);
-    ru_fmt(a, sizeof a, "%s/A", base);
-    ru_fmt(b, sizeof b, "%s/B", base);
-    ru_fmt(out, sizeof out, "%s/fig2", base);
+    make_two_ranges(base, a, b, out);
     ru_result r;
     ru_run(&r, (const char *const[]){"report", "--out", out, a, b, NULL}, NULL, 0);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
@@ -168,12 +162,8 @@ END_TEST
 START_TEST(test_figure_in_chinese)
 {
     char base[RU_PATH], a[RU_PATH], b[RU_PATH], out[RU_PATH], path[RU_PATH + 32];
-    ru_fresh_dir(base, sizeof base);
-    make_two_ranges(base);
+    make_two_ranges(base, a, b, out);
     ru_fake_fc_list(base, "WenQuanYi Micro Hei");
-    ru_fmt(a, sizeof a, "%s/A", base);
-    ru_fmt(b, sizeof b, "%s/B", base);
-    ru_fmt(out, sizeof out, "%s/fig2", base);
     ru_result r;
     ru_run(&r, (const char *const[]){"report", "--lang", "zh", "--out", out, a, b, NULL},
            NULL, 0);
@@ -197,11 +187,7 @@ END_TEST
 START_TEST(test_manifest_of_inputs)
 {
     char base[RU_PATH], a[RU_PATH], b[RU_PATH], out[RU_PATH], path[RU_PATH + 32];
-    ru_fresh_dir(base, sizeof base);
-    make_two_ranges(base);
-    ru_fmt(a, sizeof a, "%s/A", base);
-    ru_fmt(b, sizeof b, "%s/B", base);
-    ru_fmt(out, sizeof out, "%s/fig2", base);
+    make_two_ranges(base, a, b, out);
     static const char mf[] = "key\tvalue\ncommand\tattnlab compare --preset bahdanau\n"
                              "commit\tabc1234\n";
     ru_fmt(path, sizeof path, "%s/manifest.tsv", a);

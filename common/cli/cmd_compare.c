@@ -427,8 +427,8 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
             "into %s\n", args_command(), njobs, p->ns, p->seeds, todo, p->jobs, p->out);
     const size_t failed = compare_schedule(jl, njobs, todo, p->jobs, p->exe);
     now_text(finished, sizeof finished);
-    /* the command as typed, whole, each word as a shell takes it back (cmd_shell_word, as
-     * bench's manifest writes it): a stream that grows */
+    /* the command as typed, whole, each word as a shell takes it back (cmd_shell_command,
+     * as bench's manifest writes it): a stream that grows */
     char *command = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&command, &len);
@@ -436,11 +436,7 @@ static long run_jobs(const compare_plan *p, compare_job *jl, size_t njobs, int a
         args_run_error("out of memory");
         return -1;
     }
-    fputs("attnlab", f);
-    for (int i = 0; i < argc; i++) {
-        fputc(' ', f);
-        cmd_shell_word(f, argv[i]);
-    }
+    cmd_shell_command(f, argc, argv);
     if (fclose(f) != 0) {
         free(command);
         args_run_error("out of memory");

@@ -110,16 +110,27 @@ typedef struct manifest_line {
     char **argv;
 } manifest_line;
 
+void cmd_shell_command(FILE *f, int argc, char **argv)
+{
+    fputs("attnlab", f);
+    for (int i = 0; i < argc; i++) {
+        fputc(' ', f);
+        cmd_shell_word(f, argv[i]);
+    }
+}
+
+void cmd_manifest_head(FILE *f, int argc, char **argv)
+{
+    fputs("key\tvalue\ncommand\t", f);
+    cmd_shell_command(f, argc, argv);
+    fputc('\n', f);
+    buildinfo_write_tsv(f);
+}
+
 static int write_manifest(FILE *f, const void *ctx)
 {
     const manifest_line *m = ctx;
-    fputs("key\tvalue\ncommand\tattnlab", f);
-    for (int i = 0; i < m->argc; i++) {
-        fputc(' ', f);
-        cmd_shell_word(f, m->argv[i]);
-    }
-    fputc('\n', f);
-    buildinfo_write_tsv(f);
+    cmd_manifest_head(f, m->argc, m->argv);
     return ferror(f) ? -1 : 0;
 }
 

@@ -35,6 +35,14 @@ int cmd_claim_out(runlock *l, const char *dir, int refuse_run, const char *what)
  * letters, digits and _-./:,=+@%, else in single quotes (a quote inside written '\''). */
 void cmd_shell_word(FILE *f, const char *s);
 
+/* Prints "attnlab" and then argv[0..argc), each a shell word (cmd_shell_word): the
+ * command as typed, for a manifest to name what made it. */
+void cmd_shell_command(FILE *f, int argc, char **argv);
+
+/* Prints the head every manifest.tsv of a command shares: the header "key<TAB>value",
+ * "command" (cmd_shell_command) and the build facts of buildinfo_write_tsv. */
+void cmd_manifest_head(FILE *f, int argc, char **argv);
+
 /* Writes dir/manifest.tsv for a command that measures (bench): "command" (attnlab, then
  * argv[0..argc), the command's name first, each a shell word) and the build facts of
  * buildinfo_write_tsv (version, commit, modified, compiler, cflags, BLAS and its kernel),

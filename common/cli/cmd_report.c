@@ -20,7 +20,6 @@
 #include "../core/afile.h"
 #include "../core/tsv.h"
 #include "args.h"
-#include "buildinfo.h"
 #include "cmd.h"
 #include "cmd_files.h"
 #include "report.h"
@@ -123,13 +122,7 @@ typedef struct report_manifest {
 static int write_report_manifest(FILE *f, const void *p)
 {
     const report_manifest *m = p;
-    fputs("key\tvalue\ncommand\tattnlab", f);
-    for (int i = 0; i < m->argc; i++) {
-        fputc(' ', f);
-        cmd_shell_word(f, m->argv[i]);
-    }
-    fputc('\n', f);
-    buildinfo_write_tsv(f);
+    cmd_manifest_head(f, m->argc, m->argv);
     for (size_t k = 0; k < m->np; k++) {
         char path[AFILE_PATH_MAX], err[256];
         fprintf(f, "input%zu\t", k + 1);
