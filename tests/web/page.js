@@ -141,6 +141,18 @@ async function figures(M, P, gnuplotJs, out) {
     for (const s of ['curves', 'accuracy', 'positions', 'attention', 'gates'])
         check(new RegExp(`^figure\t${s}\t[^\t]+\t[^\t]{40,}\t[^\t]{20,}$`, 'm').test(table),
               `page_figures gives ${s} its captions in English and Chinese`);
+    // the size presets: the small sizes or none, batches of 16 for the command line's
+    // sizes, the page's recipe for both; nothing for a preset or model it does not know
+    const recipe = /(^| )lr=0\.003 lr_schedule=cosine decay_steps=2000$/;
+    for (const model of ['lstm', 'rnn_attention', 'transformer']) {
+        const small = P.preset(model, 'small'), defaults = P.preset(model, 'defaults');
+        check(recipe.test(small) && /^(embed|d_model)=\d+ /.test(small) && !/batch=/.test(small),
+              `the small preset of ${model} sets its small sizes and the page's recipe ('${small}')`);
+        check(defaults === 'batch=16 lr=0.003 lr_schedule=cosine decay_steps=2000',
+              `the command line's sizes of ${model}: batches of 16, the page's recipe ('${defaults}')`);
+        check(P.preset(model, 'large') === '', `no preset 'large' for ${model}`);
+    }
+    check(P.preset('gru', 'small') === '', 'no preset for a model the registry lacks');
     const expect = {
         lstm: ['gates'],
         rnn_attention: ['attention_rnn'],

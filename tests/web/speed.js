@@ -7,26 +7,33 @@
 // seconds from "Train" to the end of training (its final evaluation left out).
 // docs/performance.md records what it measured.
 //
-// usage: node tests/web/speed.js PAGE_HTML PRESET LIMIT_S [CHROMIUM [MODELS]]
+// usage: node tests/web/speed.js PAGE_HTML PRESET LIMIT_S [CHROMIUM [MODELS [SEEDS]]]
 //   PRESET small or defaults (the validation every 25 or 20 steps, so a stop takes
-//   effect soon, at most 20000 steps); LIMIT_S the wall-clock seconds a run may take; MODELS a comma-separated
-//   list (default: the three). Exit status 0, 1 on a failure, 2 for bad usage.
+//   effect soon, at most 20000 steps); LIMIT_S the wall-clock seconds a run may take;
+//   MODELS a comma-separated list (default: the three); SEEDS a comma-separated list
+//   (default: 1), each model at every seed. Exit status 0, 1 on a failure, 2 for bad usage.
 'use strict';
 const {openPage, fillForm} = require('./helper.js');
 
 async function main() {
-    const [html, preset, limit, exe, models] = process.argv.slice(2);
-    if (!html || !['small', 'defaults'].includes(preset) || !(Number(limit) > 0)) {
+    const [html, preset, limit, exe, models, seedList] = process.argv.slice(2);
+    const seeds = (seedList || '1').split(',');
+    if (!html || !['small', 'defaults'].includes(preset) || !(Number(limit) > 0) ||
+        !seeds.every((s) => /^[1-9][0-9]{0,5}$/.test(s))) {
         process.stderr.write('usage: node tests/web/speed.js PAGE_HTML small|defaults LIMIT_S ' +
-                             '[CHROMIUM [MODELS]]\n');
+                             '[CHROMIUM [MODELS [SEEDS]]]\n');
         process.exit(2);
     }
-    const list = (models || 'lstm,rnn_attention,transformer').split(',');
+    const list = [];
+    for (const m of (models || 'lstm,rnn_attention,transformer').split(','))
+        for (const seed of seeds)
+            list.push({model: m, seed: Number(seed)});
     const {browser, page} = await openPage(html, exe);
-    process.stdout.write('model\tpreset\tended\tstep\tval_token_acc\ttrain_seconds\twall_seconds\n');
+    process.stdout.write('model\tseed\tpreset\tended\tstep\tval_token_acc\ttrain_seconds\twall_seconds\n');
     try {
         for (let k = 0; k < list.length; k++) {
-            await fillForm(page, {models: [list[k]], lengths: [4, 16], preset, seed: 1,
+            await fillForm(page, {models: [list[k].model], lengths: [4, 16], preset,
+                                  seed: list[k].seed,
                                   logEvery: preset === 'small' ? 25 : 20, stopAcc: 0.999,
                                   steps: 20000});
             const t0 = Date.now();
@@ -51,7 +58,7 @@ async function main() {
                 .includes(runs[i].state), k))) // eslint-disable-line no-undef
                 await page.waitForTimeout(250);
             const at = (h) => r.last[r.head.indexOf(h)];
-            process.stdout.write(`${list[k]}\t${preset}\t${r.ended}` +
+            process.stdout.write(`${list[k].model}\t${list[k].seed}\t${preset}\t${r.ended}` +
                 `\t${at('step')}\t${at('val_token_acc')}\t${at('seconds')}\t${wall.toFixed(1)}\n`);
         }
     } finally {
