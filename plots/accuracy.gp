@@ -93,6 +93,10 @@ do for [i = 1:n_models] {
 label(i) = params[i] > 0 ? sprintf(tr("params", "%s (%.0fk params)"), pretty(model(i)), params[i] / 1000.0) : \
            pretty(model(i))
 
+# The longest length evaluated: past the trained ones, its side of the band is labelled.
+stats data using "len" nooutput
+len_max = STATS_max
+
 # The number of seeds behind each band: from figure_vars.gp, else the largest in the file.
 if (!exists("seeds")) {
     stats data using "seeds" nooutput
@@ -130,8 +134,12 @@ do for [fmt in formats] {
         fc rgb "#EEEEEE" fs solid 1.0 noborder
     set label 1 sprintf(tr("trained_on", "trained on L = %d–%d"), train_min, train_max) \
         at (train_min + train_max) / 2.0, graph 0.96 center tc rgb "#555555"
-    set label 2 tr("beyond", "beyond: never trained") at train_max, graph 0.96 offset 1, 0 left \
-        tc rgb "#555555"
+    if (len_max > train_max) {
+        set label 2 tr("beyond", "beyond: never trained") at train_max, graph 0.96 offset 1, 0 \
+            left tc rgb "#555555"
+    } else {
+        unset label 2
+    }
 
     # ---- left: token accuracy ---------------------------------------------------------
     set title tr("acc_token_title", "Token accuracy: fraction of output tokens correct")

@@ -260,6 +260,34 @@ START_TEST(test_variants_draw)
 }
 END_TEST
 
+/* ---- the trained range: its right side labelled only where longer lengths were tested -- */
+
+START_TEST(beyond_labelled_only_past_the_trained_range)
+{
+    char dir[] = "/tmp/attnlab-plots-XXXXXX", cmd[CMD_LEN], path[PATH_LEN], *svg;
+    copy_fixture(dir); /* trained 4-32, evaluated up to 64 */
+    ck_assert_msg(draw_with(dir, "accuracy", "formats='svg'") == 0, "plots/accuracy.gp failed: "
+                  "%s", peek(dir, "accuracy", "err"));
+    snprintf(path, sizeof path, "%s/figures/accuracy.svg", dir);
+    ck_assert_msg((svg = ru_slurp(path, NULL)) && strstr(svg, "beyond: never trained"),
+                  "lengths past the trained 32 were evaluated, yet %s has no 'beyond' label",
+                  path);
+    free(svg);
+    /* trained on every length it was tested on: nothing lies beyond */
+    snprintf(cmd, sizeof cmd, "sed -i 's/^train_max = .*/train_max = 64/' '%s/figure_vars.gp'",
+             dir);
+    ck_assert_msg(run_shell(cmd) == 0, "%s", cmd);
+    ck_assert_msg(draw_with(dir, "accuracy", "formats='svg'") == 0, "plots/accuracy.gp failed: "
+                  "%s", peek(dir, "accuracy", "err"));
+    ck_assert_msg((svg = ru_slurp(path, NULL)) && strstr(svg, "trained on L = 4–64") &&
+                  !strstr(svg, "beyond: never trained"),
+                  "trained up to the longest length tested, %s still labels what lies beyond "
+                  "(or lacks its trained range)", path);
+    free(svg);
+    remove_dir(dir);
+}
+END_TEST
+
 /* ---- without traces, the trace figures are skipped, not failed ------------------------- */
 
 START_TEST(test_missing_traces_skip)
@@ -839,6 +867,7 @@ Suite *make_plots_suite(void)
         tcase_add_loop_test(tc, test_script_draws, 0, N_FIGURE_CASES);
         tcase_add_test(tc, test_no_warnings);
         tcase_add_test(tc, test_variants_draw);
+        tcase_add_test(tc, beyond_labelled_only_past_the_trained_range);
         tcase_add_loop_test(tc, test_missing_traces_skip, 0, N_FIGURE_CASES);
         tcase_add_loop_test(tc, test_paths_are_quoted_for_the_shell, 0, N_FIGURE_CASES);
         tcase_add_test(tc, every_token_is_drawn_as_written);
