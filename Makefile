@@ -106,7 +106,7 @@ TRANSLATE_DATA := $(BUILD)/data/translate.tsv
 WORKSHEET := $(BUILD)/worksheet
 HANDOUTS  := $(wildcard docs/labs/[0-9][0-9]-*.md docs/zh/labs/[0-9][0-9]-*.md)
 
-.PHONY: FORCE all labdata translate-data worksheets check check-keys check-fast check-compilers check-pytorch demo bench fuzz valgrind clean install \
+.PHONY: FORCE all labdata translate-data worksheets check check-keys check-fast check-compilers check-pytorch demo published bench fuzz valgrind clean install \
         uninstall deps
 
 # Build the attnlab program.
@@ -264,6 +264,12 @@ demo: deps
 	$(BIN) compare --preset quick --out results/demo
 	@echo "figures:"; ls -1 results/demo/figures/*.png 2>/dev/null | sed 's/^/  /'
 	@echo "open results/demo/report.html in a browser for all of them with captions"
+
+# Make the tables and figures published under docs/figures/NAME/ again from the runs
+# committed there, with this build's report (plots/published.sh, docs/figures.md).
+published: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	sh plots/published.sh $(BIN)
 
 # Measure training and decoding speed of every model (see docs/performance.md).
 bench: deps
