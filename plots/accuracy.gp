@@ -137,8 +137,6 @@ do for [fmt in formats] {
     if (len_max > train_max) {
         set label 2 tr("beyond", "beyond: never trained") at train_max, graph 0.96 offset 1, 0 \
             left tc rgb "#555555"
-    } else {
-        unset label 2
     }
 
     # ---- left: token accuracy ---------------------------------------------------------

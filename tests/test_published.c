@@ -31,33 +31,15 @@ static int published(const char *base, const char *dirs)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The text of base/name (free it); fails when it cannot be read. */
-static char *text_of(const char *base, const char *name)
-{
-    char path[RU_PATH + 64];
-    ru_fmt(path, sizeof path, "%s/%s", base, name);
-    char *t = ru_slurp(path, NULL);
-    ck_assert_msg(t != NULL, "cannot read %s", path);
-    return t;
-}
-
-/* Writes text into base/name. */
-static void put(const char *base, const char *name, const char *text)
-{
-    char path[RU_PATH + 64];
-    ru_fmt(path, sizeof path, "%s/%s", base, name);
-    ru_spit(path, text, strlen(text));
-}
-
 /* An experiment folder exp (runs of two seeds, the compare's manifest) holding stale
  * tables: summary.tsv and convergence.tsv with text no report writes. */
 static void make_experiment(const char *exp)
 {
     ru_make_run1(exp, "lstm-s1", NULL);
     ru_make_run1(exp, "lstm-s2", &(ru_edit){"config.tsv", RU_SET, "seed", 0, "2"});
-    put(exp, "manifest.tsv", "key\tvalue\ncommand\tattnlab compare --out the-runs\n");
-    put(exp, "summary.tsv", "stale\n1\n");
-    put(exp, "convergence.tsv", "stale\n1\n");
+    ru_put(exp, "manifest.tsv", "key\tvalue\ncommand\tattnlab compare --out the-runs\n");
+    ru_put(exp, "summary.tsv", "stale\n1\n");
+    ru_put(exp, "convergence.tsv", "stale\n1\n");
 }
 
 /* The stale tables are made again, every table with rows is added, the compare's manifest
@@ -70,28 +52,28 @@ START_TEST(tables_made_again_manifests_kept)
     make_experiment(exp);
     ru_fmt(dirs, sizeof dirs, "'%s'", exp);
     const int st = published(base, dirs);
-    char *err = text_of(base, "err.txt");
+    char *err = ru_read(base, "err.txt");
     ck_assert_msg(st == 0, "status %d: %s", st, err);
     free(err);
-    char *t = text_of(exp, "summary.tsv");
+    char *t = ru_read(exp, "summary.tsv");
     ck_assert_msg(strncmp(t, "model\t", 6) == 0 && strstr(t, "\nlstm\t"),
                   "summary.tsv not made again:\n%s", t);
     free(t);
-    t = text_of(exp, "convergence.tsv");
+    t = ru_read(exp, "convergence.tsv");
     ck_assert_msg(!strstr(t, "stale") && strstr(t, "\nlstm\t"), "convergence.tsv:\n%s", t);
     free(t);
-    t = text_of(exp, "accuracy.tsv"); /* not published before: added, it has rows */
+    t = ru_read(exp, "accuracy.tsv"); /* not published before: added, it has rows */
     ck_assert_msg(strstr(t, "\nlstm\t") != NULL, "accuracy.tsv:\n%s", t);
     free(t);
-    t = text_of(exp, "manifest.tsv");
+    t = ru_read(exp, "manifest.tsv");
     ck_assert_msg(strstr(t, "attnlab compare --out the-runs"), "the compare's manifest was "
                   "replaced:\n%s", t);
     free(t);
-    t = text_of(exp, "report-manifest.tsv");
+    t = ru_read(exp, "report-manifest.tsv");
     ck_assert_msg(strstr(t, "\ncommand\tattnlab report --out ") && strstr(t, "\ncommit\t"),
                   "report-manifest.tsv:\n%s", t);
     free(t);
-    t = text_of(base, "out.txt");
+    t = ru_read(base, "out.txt");
     ck_assert_msg(strstr(t, "exp: ") && strstr(t, "tables"), "out.txt:\n%s", t);
     free(t);
     char cmd[RU_PATH + 64];
@@ -109,10 +91,10 @@ START_TEST(only_published_figures_refreshed)
     ru_fresh_dir(base, sizeof base);
     ru_fmt(exp, sizeof exp, "%s/exp", base);
     make_experiment(exp);
-    put(exp, "accuracy.png", "not a png");
+    ru_put(exp, "accuracy.png", "not a png");
     ru_fmt(dirs, sizeof dirs, "'%s'", exp);
     const int st = published(base, dirs);
-    char *err = text_of(base, "err.txt");
+    char *err = ru_read(base, "err.txt");
     ck_assert_msg(st == 0, "status %d: %s", st, err);
     free(err);
     size_t len = 0;
@@ -140,26 +122,26 @@ START_TEST(failures_leave_folders_as_they_were)
     ru_fmt(empty, sizeof empty, "%s/empty", base);
     make_experiment(good);
     ru_mkdir_p(bare);
-    put(bare, "summary.tsv", "stale\n1\n");
+    ru_put(bare, "summary.tsv", "stale\n1\n");
     char runs[RU_PATH + 32];
     ru_fmt(runs, sizeof runs, "%s/runs", empty);
     ru_mkdir_p(runs);
-    put(empty, "summary.tsv", "stale\n1\n");
+    ru_put(empty, "summary.tsv", "stale\n1\n");
     ru_fmt(dirs, sizeof dirs, "'%s' '%s' '%s'", bare, empty, good);
     const int st = published(base, dirs);
-    char *err = text_of(base, "err.txt");
+    char *err = ru_read(base, "err.txt");
     ck_assert_msg(st == 1, "status %d, not 1: %s", st, err);
     ck_assert_msg(strstr(err, "bare has no runs/ folder"), "%s", err);
     ck_assert_msg(strstr(err, "report failed on") && strstr(err, "empty (left as it was)"),
                   "%s", err);
     free(err);
-    char *t = text_of(bare, "summary.tsv");
+    char *t = ru_read(bare, "summary.tsv");
     ck_assert_str_eq(t, "stale\n1\n");
     free(t);
-    t = text_of(empty, "summary.tsv");
+    t = ru_read(empty, "summary.tsv");
     ck_assert_str_eq(t, "stale\n1\n");
     free(t);
-    t = text_of(good, "summary.tsv"); /* the others are still made again */
+    t = ru_read(good, "summary.tsv"); /* the others are still made again */
     ck_assert_msg(strstr(t, "\nlstm\t") != NULL, "summary.tsv of good:\n%s", t);
     free(t);
     char cmd[2 * RU_PATH];

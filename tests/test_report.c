@@ -135,14 +135,6 @@ END_TEST
 
 /* ---- the tables of training ------------------------------------------------------------- */
 
-/* Writes dir/name from text. */
-static void put(const char *dir, const char *name, const char *text)
-{
-    char path[RU_PATH + 64];
-    ru_fmt(path, sizeof path, "%s/%s", dir, name);
-    ru_spit(path, text, strlen(text));
-}
-
 /* Two seeds: one reaches the target at step 20 and stops, the other runs its 40 steps.
  * budget.tsv carries the first at its last validation after step 20 (seeds 2, running
  * 1, seconds at its own pace), convergence.tsv counts the two ends and takes the median
@@ -162,22 +154,22 @@ START_TEST(budget_carries_runs_stopped_early)
     char text[2048];
     ru_fmt(text, sizeof text, "%s10\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.6\t0.2\t0.5\n"
                               "20\t2\t0.001\t0.1\t0.99\t0.9\t1\t1\t0.1\t0.9995\t1\t1\n", head);
-    put(a, "train_log.tsv", text);
-    put(a, "build.tsv", "key\tvalue\nparameters\t166987\ntrain_steps\t20\n"
+    ru_put(a, "train_log.tsv", text);
+    ru_put(a, "build.tsv", "key\tvalue\nparameters\t166987\ntrain_steps\t20\n"
                         "train_seconds\t2\nstopped\ttarget\nbest_step\t20\n"
                         "best_seconds\t2\n");
     ru_fmt(text, sizeof text, "%s10\t3\t0.001\t2\t0.3\t0\t1\t1\t2\t0.3\t0\t0.1\n"
                               "20\t6\t0.001\t2\t0.3\t0\t1\t1\t2\t0.3\t0\t0.2\n"
                               "30\t9\t0.001\t2\t0.3\t0\t1\t1\t2\t0.4\t0\t0.3\n"
                               "40\t12\t0.001\t2\t0.3\t0\t1\t1\t2\t0.5\t0\t0.4\n", head);
-    put(b, "train_log.tsv", text);
-    put(b, "build.tsv", "key\tvalue\nparameters\t166987\ntrain_steps\t40\n"
+    ru_put(b, "train_log.tsv", text);
+    ru_put(b, "build.tsv", "key\tvalue\nparameters\t166987\ntrain_steps\t40\n"
                         "train_seconds\t12\nstopped\tbudget\nbest_step\t40\n"
                         "best_seconds\t12\n");
     /* a third run whose log lost one validation column: refused */
     ru_make_run1(base, "c", &(ru_edit){"config.tsv", RU_SET, "seed", 0, "3"});
     ru_fmt(path, sizeof path, "%s/runs/c", base);
-    put(path, "train_log.tsv", "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\t"
+    ru_put(path, "train_log.tsv", "step\tseconds\tlr\tloss\ttoken_acc\tseq_acc\tgrad_norm\t"
                                "seq_per_s\tval_loss\tval_token_acc\n"
                                "40\t1\t0.001\t1\t0.5\t0\t1\t1\t1\t0.5\n");
     ru_result r;
@@ -239,12 +231,12 @@ START_TEST(capped_runs_are_censored)
         ru_fmt(dir, sizeof dir, "%s/runs/%s", base, runs[k].name);
         ru_make_run(dir, e, 2);
         ru_fmt(text, sizeof text, "%s%s", head, runs[k].log);
-        put(dir, "train_log.tsv", text);
+        ru_put(dir, "train_log.tsv", text);
         const char *last = k ? "40" : "20";
         ru_fmt(text, sizeof text, "key\tvalue\nparameters\t166987\ntrain_steps\t%s\n"
                "train_seconds\t%s\nstopped\t%s\nbest_step\t%s\nbest_seconds\t2\n", last,
                k ? "4" : "2", runs[k].end, last);
-        put(dir, "build.tsv", text);
+        ru_put(dir, "build.tsv", text);
     }
     ru_result r;
     ru_run(&r, (const char *const[]){"report", base, NULL}, RU_NO_PLOTS, 0);

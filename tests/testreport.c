@@ -60,6 +60,22 @@ void ru_spit(const char *path, const char *text, size_t len)
     ck_assert(fclose(f) == 0);
 }
 
+char *ru_read(const char *dir, const char *name)
+{
+    char path[RU_PATH + 64];
+    ru_fmt(path, sizeof path, "%s/%s", dir, name);
+    char *t = ru_slurp(path, NULL);
+    ck_assert_msg(t != NULL, "cannot read %s", path);
+    return t;
+}
+
+void ru_put(const char *dir, const char *name, const char *text)
+{
+    char path[RU_PATH + 64];
+    ru_fmt(path, sizeof path, "%s/%s", dir, name);
+    ru_spit(path, text, strlen(text));
+}
+
 void ru_mkdir_p(const char *dir)
 {
     char path[RU_PATH];

@@ -28,6 +28,12 @@ char *ru_slurp(const char *path, size_t *len);
 /* Writes len bytes of text as the file path (the test fails when it cannot). */
 void ru_spit(const char *path, const char *text, size_t len);
 
+/* The text file dir/name (free it); the test fails when it cannot be read. */
+char *ru_read(const char *dir, const char *name);
+
+/* Writes text into dir/name. */
+void ru_put(const char *dir, const char *name, const char *text);
+
 /* mkdir -p dir (without a shell: any name); rm -rf dir. */
 void ru_mkdir_p(const char *dir);
 void ru_remove_tree(const char *dir);

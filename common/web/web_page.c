@@ -418,14 +418,13 @@ const char *page_preset(const char *name, const char *preset)
 {
     static char settings[512];
     const model_ops *ops = model_lookup(name);
-    if (!ops)
+    const char *sizes = !ops                              ? NULL
+                        : strcmp(preset, "small") == 0    ? ops->small
+                        : strcmp(preset, "defaults") == 0 ? PAGE_DEFAULTS_BATCH
+                                                          : NULL;
+    if (!sizes)
         return "";
-    if (strcmp(preset, "small") == 0 && ops->small)
-        snprintf(settings, sizeof settings, "%s %s", ops->small, PAGE_RECIPE);
-    else if (strcmp(preset, "defaults") == 0)
-        snprintf(settings, sizeof settings, "%s %s", PAGE_DEFAULTS_BATCH, PAGE_RECIPE);
-    else
-        return "";
+    snprintf(settings, sizeof settings, "%s %s", sizes, PAGE_RECIPE);
     return settings;
 }
 
