@@ -37,9 +37,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnlab-published-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
-# put SRC into DIR as NAME: a copy under a temporary name, then a rename
+# put SRC into DIR as NAME: a copy under a temporary name (whatever stood there, a link
+# too, removed first, so nothing is written through it), then a rename
 put() {
-    cp "$1" "$2/.$3.new" && mv -f "$2/.$3.new" "$2/$3"
+    rm -f "$2/.$3.new" && cp "$1" "$2/.$3.new" && mv -f "$2/.$3.new" "$2/$3"
 }
 
 status=0
