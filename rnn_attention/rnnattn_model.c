@@ -457,7 +457,12 @@ static const char *const rnnattn_positions[] = {"", NULL};
  * both ways, each annotation the two directions' states side by side. */
 static const char *const rnnattn_bahdanau[] = {"bidirectional=1", NULL};
 
+/* The headline (compare --preset full): the rate of the learning-rate sweep with the
+ * fewest steps to 0.99 (docs/figures/lrsweep/sweep.tsv), its recipe's own. */
+static const char *const rnnattn_full[] = {"lr=0.001", NULL};
+
 static const model_sweep rnnattn_sweeps[] = {
+    {"full", rnnattn_full, NULL},
     {"control", rnnattn_control, NULL},
     {"bahdanau", rnnattn_bahdanau, "RNNsearch"},
     {"positions", rnnattn_positions, NULL},

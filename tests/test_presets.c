@@ -79,8 +79,8 @@ END_TEST
 /* Every setting a model lists for a preset is one the model accepts. */
 START_TEST(every_sweep_setting_is_valid)
 {
-    static const char *const presets[] = {"capacity", "control", "positions", "bahdanau",
-                                          NULL};
+    static const char *const presets[] = {"full",      "capacity", "control",
+                                          "positions", "bahdanau", NULL};
     size_t seen = 0;
     for (size_t k = 0; model_registry[k]; k++)
         for (size_t p = 0; presets[p]; p++) {
@@ -153,6 +153,37 @@ START_TEST(sweeping_presets_train_what_the_models_list)
     ck_assert_msg(r.status == 0, "capacity: %s", r.err);
     job_labels(r.out, labels, sizeof labels);
     ck_assert_str_eq(labels, "transformer");
+}
+END_TEST
+
+/* The headline's runs are runs of the learning-rate sweep: each job line of full (one per
+ * model, at the rate it lists) is a job line of lrsweep, word for word, so the sweep's
+ * runs at those rates are the headline's, and a rate changed in one preset and not the
+ * other is caught. */
+START_TEST(full_trains_the_sweeps_runs_at_one_rate_each)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/attnlab-presets-%ld", (long)getpid());
+    run_out full, sweep;
+    cli_run(&full, NULL, (const char *const[]){"compare", "--preset", "full", "--seeds", "1",
+                                               "--out", dir, "--print-jobs", NULL});
+    ck_assert_msg(full.status == 0, "full: %s", full.err);
+    cli_run(&sweep, NULL, (const char *const[]){"compare", "--preset", "lrsweep", "--seeds",
+                                                "1", "--out", dir, "--print-jobs", NULL});
+    ck_assert_msg(sweep.status == 0, "lrsweep: %s", sweep.err);
+    size_t models = 0;
+    while (model_registry[models])
+        models++;
+    ck_assert_uint_eq(cli_count_lines(full.out), models);
+    for (char *line = full.out, *end; *line; line = end + 1) {
+        end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        *end = '\0';
+        char *at = strstr(sweep.out, line);
+        ck_assert_msg(at && (at == sweep.out || at[-1] == '\n') && at[strlen(line)] == '\n',
+                      "full's job is no job of lrsweep: %s", line);
+        ck_assert_ptr_nonnull(strstr(line, " --lr="));
+    }
 }
 END_TEST
 
@@ -380,6 +411,7 @@ Suite *make_presets_suite(void)
     tcase_add_test(tc, control_arms_have_equal_parameters);
     tcase_add_test(tc, every_sweep_setting_is_valid);
     tcase_add_test(tc, sweeping_presets_train_what_the_models_list);
+    tcase_add_test(tc, full_trains_the_sweeps_runs_at_one_rate_each);
     tcase_add_test(tc, a_preset_sets_its_task_and_a_flag_overrides_it);
     tcase_add_test(tc, task_gaps_are_those_of_the_tasks);
     tcase_add_test(tc, distance_table_has_each_tasks_gaps);

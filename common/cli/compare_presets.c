@@ -21,9 +21,13 @@ const compare_preset compare_presets[] = {
      "a few minutes on 2 cores: attention reaches the target, a model without it is "
      "stopped short of it (the report says so)",
      SWEEP_NONE, 0},
-    {"full", 5, 100000, 4, 32, 256, "2:96:2", "8,16,32,64,128", 250, 20, 4, 0.999, 40000, 50,
-     NULL, "each model to the target or a plateau (decay over 40000 steps, cap 100000), 5 seeds",
-     SWEEP_NONE, 0},
+    /* The headline: each model at the rate its sweep found best (the rate each lists for
+     * "full"), so that its runs are the lrsweep's runs at those rates, command for
+     * command (a test holds the two presets to that). */
+    {"full", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
+     "each model at the rate of lrsweep with the fewest steps to 0.99, trained to the target "
+     "or a plateau (decay over 40000 steps, cap 100000)",
+     SWEEP_OPS, 1},
     {"capacity", 3, 100000, 4, 32, 256, "2:64:2", "8,16,32", 250, 20, 4, 0.999, 40000, 50, NULL,
      "each model at the sizes its capacity sweep lists (the others once, for reference), "
      "each as full",
