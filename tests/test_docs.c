@@ -18,7 +18,7 @@
  *     bench --layers runs at one small width and length.
  * Then every results/labs/... file a handout names (figures, tables, checkpoints) must
  * exist: the handouts may only point at files their own commands produce. Every
- * repository path and relative link in docs/README.md, docs/conventions.md and the labs
+ * repository path and relative link in README.md, docs/*.md, docs/zh/*.md and the labs
  * must exist, every example a handout shows as a line of a data file must be one, every
  * `function()` cited in docs/README.md must be defined in the sources, and the Chinese
  * handouts must hold exactly the commands of the English ones.
@@ -251,6 +251,8 @@ static void check_paths(const char *doc, char *missing, size_t n)
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, "."); /* a document at the top */
     static const char *const roots[] = {"common/", "lstm/",  "rnn_attention/", "transformer/",
                                         "plots/",  "tests/", "docs/",          NULL};
     for (const char *p = text; *p && !missing[0]; p++) {
@@ -293,10 +295,11 @@ static void check_paths(const char *doc, char *missing, size_t n)
 
 START_TEST(named_paths_exist)
 {
-    static char docs[6 * MAX_LABS + 8][PATH_LEN];
+    static char docs[8 * MAX_LABS + 8][PATH_LEN];
     size_t n = 0;
-    snprintf(docs[n++], PATH_LEN, "docs/README.md");
-    snprintf(docs[n++], PATH_LEN, "docs/conventions.md");
+    snprintf(docs[n++], PATH_LEN, "README.md");
+    n += ho_find_files("docs/*.md", docs + n, MAX_LABS);
+    n += ho_find_files("docs/zh/*.md", docs + n, MAX_LABS);
     n += ho_find_files("docs/labs/*.md", docs + n, MAX_LABS);
     n += ho_find_files("docs/labs/keys/*.md", docs + n, MAX_LABS);
     n += ho_find_files("docs/zh/labs/*.md", docs + n, MAX_LABS);
