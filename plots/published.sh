@@ -5,9 +5,13 @@
 #
 # usage: sh plots/published.sh ATTNLAB [DIR...]
 #   ATTNLAB  the program to merge with (make published passes build/attnlab)
-#   DIR      experiment folders (default: every docs/figures/*/ that holds runs/)
+#   DIR      experiment folders (default: every docs/figures/*/ that holds runs/, or
+#            subfolders that do)
 #
-# For each folder: `attnlab report --out TMP DIR`, then into DIR
+# An experiment is one comparison (DIR/runs/, DIR/manifest.tsv) or several merged by one
+# report (DIR/SUB/runs/ and DIR/SUB/manifest.tsv for each SUB, taken in name order, as
+# docs/figures/bahdanau/ merges the comparisons trained up to 30 and up to 50 words).
+# For each folder: `attnlab report --out TMP DIR` (or DIR/SUB1 DIR/SUB2 ...), then into DIR
 #   - every table the report wrote that has a row below its header (manifest.tsv, the
 #     compare's own, stays; the report's goes in as report-manifest.tsv, with its commit);
 #   - every figure DIR already publishes (DIR/NAME.png from TMP/figures/NAME.png): which
@@ -23,9 +27,21 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
 fi
 attnlab=$1
 shift
+
+# the comparisons merged in DIR, one per line: DIR itself if it holds runs/, else each
+# DIR/SUB that does (none: nothing printed)
+inputs() {
+    if [ -d "$1/runs" ]; then
+        printf '%s\n' "$1"
+        return
+    fi
+    for sub in "$1"/*/; do
+        [ -d "${sub}runs" ] && printf '%s\n' "${sub%/}"
+    done
+}
 if [ $# -eq 0 ]; then
     for d in docs/figures/*/; do
-        [ -d "${d}runs" ] && set -- "$@" "${d%/}"
+        [ -d "${d}runs" ] || [ -n "$(inputs "${d%/}")" ] && set -- "$@" "${d%/}"
     done
 fi
 if [ $# -eq 0 ]; then
@@ -46,13 +62,24 @@ put() {
 status=0
 for dir in "$@"; do
     dir=${dir%/}
-    if [ ! -d "$dir/runs" ]; then
-        echo "published.sh: $dir has no runs/ folder: not an experiment of docs/figures" >&2
+    list=$(inputs "$dir")
+    if [ -z "$list" ]; then
+        echo "published.sh: $dir has no runs/ folder, nor subfolders with one: not an experiment of docs/figures" >&2
         status=1
         continue
     fi
     out="$tmp/$(basename "$dir")"
-    if ! "$attnlab" report --out "$out" "$dir" > "$tmp/report.log" 2>&1; then
+    # one path per line: split on newlines alone and without globbing, so a path with
+    # spaces or wildcards in it survives
+    old_ifs=$IFS
+    IFS='
+'
+    set -f
+    # shellcheck disable=SC2086
+    set -- $list
+    set +f
+    IFS=$old_ifs
+    if ! "$attnlab" report --out "$out" "$@" > "$tmp/report.log" 2>&1; then
         echo "published.sh: attnlab report failed on $dir (left as it was):" >&2
         tail -n 3 "$tmp/report.log" >&2
         status=1

@@ -1,8 +1,8 @@
 /* test_published.c — plots/published.sh, which makes the tables and figures published
  * beside committed runs again with one build's `attnlab report`: it replaces what is
  * stale, keeps the compare's own manifest and adds the report's, refreshes only the
- * figures a folder already shows, and leaves a folder whose report fails, or that holds
- * no runs, as it was.
+ * figures a folder already shows, reports a folder of several comparisons as one, and
+ * leaves a folder whose report fails, or that holds no runs, as it was.
  *
  * The runs are the fixture run (tests/fixtures/run/, testreport.h) under two seeds; the
  * script is run with the program under test. */
@@ -79,6 +79,39 @@ START_TEST(tables_made_again_manifests_kept)
     char cmd[RU_PATH + 64];
     ru_fmt(cmd, sizeof cmd, "ls -a '%s' | grep -q '\\.new$'", exp);
     ck_assert_msg(system(cmd) != 0, "a file was left under its temporary name in %s", exp);
+    ru_remove_tree(base);
+}
+END_TEST
+
+/* A folder without runs/ whose subfolders hold comparisons is one experiment merged from
+ * them: one report over the subfolders in name order, its tables put in the folder, and
+ * the report's manifest names both inputs; the subfolders are left as they were. */
+START_TEST(merged_comparisons_reported_together)
+{
+    char base[RU_PATH], exp[RU_PATH + 16], sub[RU_PATH + 32], dirs[RU_PATH + 32];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(exp, sizeof exp, "%s/merged", base);
+    ru_fmt(sub, sizeof sub, "%s/30", exp);
+    make_experiment(sub);
+    ru_fmt(sub, sizeof sub, "%s/50", exp);
+    make_experiment(sub);
+    ru_put(exp, "summary.tsv", "stale\n1\n");
+    ru_fmt(dirs, sizeof dirs, "'%s'", exp);
+    const int st = published(base, dirs);
+    char *err = ru_read(base, "err.txt");
+    ck_assert_msg(st == 0, "status %d: %s", st, err);
+    free(err);
+    char *t = ru_read(exp, "summary.tsv");
+    ck_assert_msg(strncmp(t, "model\t", 6) == 0 && strstr(t, "\nlstm\t"),
+                  "summary.tsv of the merged folder not made again:\n%s", t);
+    free(t);
+    t = ru_read(exp, "report-manifest.tsv");
+    ck_assert_msg(strstr(t, "/merged/30\n") && strstr(t, "\ninput2\t")
+                  && strstr(t, "/merged/50\n"), "report-manifest.tsv:\n%s", t);
+    free(t);
+    t = ru_read(sub, "summary.tsv"); /* a subfolder is an input, not a folder to refresh */
+    ck_assert_str_eq(t, "stale\n1\n");
+    free(t);
     ru_remove_tree(base);
 }
 END_TEST
@@ -160,6 +193,7 @@ Suite *make_published_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, tables_made_again_manifests_kept);
     tcase_add_test(tc, failures_leave_folders_as_they_were);
+    tcase_add_test(tc, merged_comparisons_reported_together);
     suite_add_tcase(s, tc);
     if (ru_have_gnuplot()) { /* without gnuplot no figure is drawn: not run, not failed */
         tc = tcase_create("figures");
