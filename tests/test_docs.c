@@ -18,10 +18,10 @@
  *     bench --layers runs at one small width and length.
  * Then every results/labs/... file a handout names (figures, tables, checkpoints) must
  * exist: the handouts may only point at files their own commands produce. Every
- * repository path and relative link in README.md, docs/*.md, docs/zh/*.md and the labs
- * must exist, every example a handout shows as a line of a data file must be one, every
- * `function()` cited in docs/README.md must be defined in the sources, and the Chinese
- * handouts must hold exactly the commands of the English ones.
+ * repository path and relative link in README.md, the .md files of docs/ and docs/zh/
+ * and the labs must exist, every example a handout shows as a line of a data file must
+ * be one, every `function()` cited in docs/README.md must be defined in the sources,
+ * and the Chinese handouts must hold exactly the commands of the English ones.
  *
  * Runs the built program (the path in $ATTNLAB, default build/attnlab) from the top of
  * the source tree, like the other suites. */

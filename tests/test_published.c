@@ -42,24 +42,37 @@ static void make_experiment(const char *exp)
     ru_put(exp, "convergence.tsv", "stale\n1\n");
 }
 
-/* The stale tables are made again, every table with rows is added, the compare's manifest
- * stays and the report's comes beside it, and nothing is left under a temporary name. */
-START_TEST(tables_made_again_manifests_kept)
+/* Runs the script on the one folder exp and requires it to succeed. */
+static void published_ok(const char *base, const char *exp)
 {
-    char base[RU_PATH], exp[RU_PATH + 16], dirs[RU_PATH + 32];
-    ru_fresh_dir(base, sizeof base);
-    ru_fmt(exp, sizeof exp, "%s/exp", base);
-    make_experiment(exp);
+    char dirs[RU_PATH + 32];
     ru_fmt(dirs, sizeof dirs, "'%s'", exp);
     const int st = published(base, dirs);
     char *err = ru_read(base, "err.txt");
     ck_assert_msg(st == 0, "status %d: %s", st, err);
     free(err);
-    char *t = ru_read(exp, "summary.tsv");
+}
+
+/* Requires dir/summary.tsv to be the report's, not the stale one. */
+static void summary_made_again(const char *dir)
+{
+    char *t = ru_read(dir, "summary.tsv");
     ck_assert_msg(strncmp(t, "model\t", 6) == 0 && strstr(t, "\nlstm\t"),
-                  "summary.tsv not made again:\n%s", t);
+                  "%s/summary.tsv not made again:\n%s", dir, t);
     free(t);
-    t = ru_read(exp, "convergence.tsv");
+}
+
+/* The stale tables are made again, every table with rows is added, the compare's manifest
+ * stays and the report's comes beside it, and nothing is left under a temporary name. */
+START_TEST(tables_made_again_manifests_kept)
+{
+    char base[RU_PATH], exp[RU_PATH + 16];
+    ru_fresh_dir(base, sizeof base);
+    ru_fmt(exp, sizeof exp, "%s/exp", base);
+    make_experiment(exp);
+    published_ok(base, exp);
+    summary_made_again(exp);
+    char *t = ru_read(exp, "convergence.tsv");
     ck_assert_msg(!strstr(t, "stale") && strstr(t, "\nlstm\t"), "convergence.tsv:\n%s", t);
     free(t);
     t = ru_read(exp, "accuracy.tsv"); /* not published before: added, it has rows */
@@ -88,7 +101,7 @@ END_TEST
  * the report's manifest names both inputs; the subfolders are left as they were. */
 START_TEST(merged_comparisons_reported_together)
 {
-    char base[RU_PATH], exp[RU_PATH + 16], sub[RU_PATH + 32], dirs[RU_PATH + 32];
+    char base[RU_PATH], exp[RU_PATH + 16], sub[RU_PATH + 32];
     ru_fresh_dir(base, sizeof base);
     ru_fmt(exp, sizeof exp, "%s/merged", base);
     ru_fmt(sub, sizeof sub, "%s/30", exp);
@@ -96,16 +109,9 @@ START_TEST(merged_comparisons_reported_together)
     ru_fmt(sub, sizeof sub, "%s/50", exp);
     make_experiment(sub);
     ru_put(exp, "summary.tsv", "stale\n1\n");
-    ru_fmt(dirs, sizeof dirs, "'%s'", exp);
-    const int st = published(base, dirs);
-    char *err = ru_read(base, "err.txt");
-    ck_assert_msg(st == 0, "status %d: %s", st, err);
-    free(err);
-    char *t = ru_read(exp, "summary.tsv");
-    ck_assert_msg(strncmp(t, "model\t", 6) == 0 && strstr(t, "\nlstm\t"),
-                  "summary.tsv of the merged folder not made again:\n%s", t);
-    free(t);
-    t = ru_read(exp, "report-manifest.tsv");
+    published_ok(base, exp);
+    summary_made_again(exp);
+    char *t = ru_read(exp, "report-manifest.tsv");
     ck_assert_msg(strstr(t, "/merged/30\n") && strstr(t, "\ninput2\t")
                   && strstr(t, "/merged/50\n"), "report-manifest.tsv:\n%s", t);
     free(t);
@@ -120,16 +126,12 @@ END_TEST
  * are not added. */
 START_TEST(only_published_figures_refreshed)
 {
-    char base[RU_PATH], exp[RU_PATH + 16], dirs[RU_PATH + 32], path[RU_PATH + 64];
+    char base[RU_PATH], exp[RU_PATH + 16], path[RU_PATH + 64];
     ru_fresh_dir(base, sizeof base);
     ru_fmt(exp, sizeof exp, "%s/exp", base);
     make_experiment(exp);
     ru_put(exp, "accuracy.png", "not a png");
-    ru_fmt(dirs, sizeof dirs, "'%s'", exp);
-    const int st = published(base, dirs);
-    char *err = ru_read(base, "err.txt");
-    ck_assert_msg(st == 0, "status %d: %s", st, err);
-    free(err);
+    published_ok(base, exp);
     size_t len = 0;
     ru_fmt(path, sizeof path, "%s/accuracy.png", exp);
     char *png = ru_slurp_all(path, &len);
