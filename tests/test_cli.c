@@ -551,7 +551,7 @@ START_TEST(model_refusal_is_a_runtime_error)
     fflush(stderr);
     dup2(fd, 2);
     args_set_command("attnlab attention");
-    const int rc = cmd_write_trace(m, src, 3, dir, 0);
+    const int rc = cmd_write_trace(m, src, 3, 0, dir, 0);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);

@@ -1,5 +1,6 @@
 /* test_cmd_attention.c — attnlab attention --untrained: the model as training found it;
- * --len N: a test sentence of a file task named by its length.
+ * --len N: a test sentence of a file task named by its length, decoded to its reference's
+ * length.
  *
  * Design. Two runs of one seed and configuration, trained for different numbers of
  * steps, started from the same weights: --untrained must give the same matrices for both
@@ -9,6 +10,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -127,6 +129,56 @@ START_TEST(len_takes_a_test_sentence)
 }
 END_TEST
 
+/* --len N decodes the test sentence to its reference's length, as the evaluation does,
+ * not to the longest target of a source of N words: in a file whose 4-word sources have
+ * targets of 2 words but one of 7, the first test sentence's map has as many rows as its
+ * reference has words. */
+START_TEST(len_decodes_to_the_reference)
+{
+    char base[128], data[160], run[160], out[192], task[200], ck[200], buf[1 << 14];
+    snprintf(base, sizeof base, "/tmp/attnlab-testreflen-%ld", (long)getpid());
+    snprintf(data, sizeof data, "%s/pairs.tsv", base);
+    snprintf(run, sizeof run, "%s/run", base);
+    snprintf(out, sizeof out, "%s/maps", base);
+    snprintf(task, sizeof task, "file:%s", data);
+    snprintf(ck, sizeof ck, "%s/model.ckpt", run);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+    ck_assert_int_eq(system(cmd), 0);
+    FILE *f = fopen(data, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 80; i++) /* 80 different sources; only the first has 7 words out */
+        fprintf(f, "s%d t%d u%d v%d\t%s\n", i % 5, i / 5 % 4, i / 20, i % 3,
+                i == 0 ? "a b c d e f g" : (i % 2 ? "a b" : "c d"));
+    ck_assert_int_eq(fclose(f), 0);
+    run_out r;
+    cli_run(&r, NULL, (const char *const[]){"train", "--model", "rnn_attention", "--hidden",
+                                            "8", "--embed", "4", "--attn", "6", "--task", task,
+                                            "--steps", "2", "--samples", "8", "--out", run,
+                                            "--quiet", NULL});
+    ck_assert_msg(r.status == 0, "train: %s", r.err);
+    cli_run(&r, NULL, (const char *const[]){"attention", "--checkpoint", ck, "--len", "4",
+                                            "--out", out, NULL});
+    ck_assert_msg(r.status == 0, "attention --len 4: %s", r.err);
+    const char *ref = strstr(r.err, "reference:");
+    ck_assert_ptr_nonnull(ref);
+    size_t words = 0;
+    for (const char *c = ref + strlen("reference:"); *c && *c != '\n'; c++)
+        words += c[0] == ' ' && c[1] != ' ' && c[1] != '\n' && c[1] != '\0';
+    ck_assert_msg(words == 2, "the fixture's first test sentence must have a 2-word "
+                  "reference (the longest is 7), not %zu: %s", words, r.err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/alignment.tsv", out);
+    cli_slurp(path, buf, sizeof buf);
+    size_t rows = 0;
+    for (const char *c = buf; *c; c++)
+        rows += *c == '\n';
+    ck_assert_msg(rows == 1 + words, "alignment.tsv has %zu rows for a %zu-word reference:\n%s",
+                  rows - 1, words, buf);
+    cli_remove(base);
+}
+END_TEST
+
 Suite *make_cmd_attention_suite(void)
 {
     Suite *s = suite_create("cmd_attention");
@@ -137,6 +189,7 @@ Suite *make_cmd_attention_suite(void)
     tc = tcase_create("len");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, len_takes_a_test_sentence);
+    tcase_add_test(tc, len_decodes_to_the_reference);
     suite_add_tcase(s, tc);
     return s;
 }

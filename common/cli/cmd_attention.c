@@ -58,7 +58,9 @@ void cmd_attention_help(void)
         "  --len N      instead of --input, for a model trained on --task file:PATH:\n"
         "               the first sentence of N source words of the file's test set\n"
         "               (the same sentence for every run of that file), printed with\n"
-        "               its reference\n"
+        "               its reference and decoded to the reference's length, as the\n"
+        "               evaluation decodes it (an --input example: to the longest\n"
+        "               target of a source of its length)\n"
         "  --untrained  the same model as it was before its first training step (its\n"
         "               weights drawn again from the run's seed, bit for bit those training\n"
         "               started from): what training changed, e.g. in the gates, is the\n"
@@ -130,10 +132,12 @@ static int claim_trace_dir(char *dir, runlock *l)
 }
 
 /* Copies into src (room for max) the first sentence of N source words of the test set
- * of file task t, *Ts = N, and prints it with its reference on stderr. Returns 0, or
+ * of file task t, *Ts = N and *Tt = its reference's length (what it is decoded to, as
+ * the evaluation decodes it), and prints it with its reference on stderr. Returns 0, or
  * the exit status after one line: t is not a file task, or its test set has no sentence
  * of N words (the line names the lengths it has). */
-static int test_sentence(const task *t, size_t N, int *src, size_t max, size_t *Ts)
+static int test_sentence(const task *t, size_t N, int *src, size_t max, size_t *Ts,
+                         size_t *Tt)
 {
     const dataset *d = t->data;
     if (!d)
@@ -147,6 +151,7 @@ static int test_sentence(const task *t, size_t N, int *src, size_t max, size_t *
         if (e->Ts == N && N <= max) {
             memcpy(src, e->src, N * sizeof *src);
             *Ts = N;
+            *Tt = e->Tt;
             fprintf(stderr, "the first test sentence of %zu words (line %zu of the file):\n"
                     "  source:   ", N, e->line);
             for (size_t k = 0; k < e->Ts; k++)
@@ -181,14 +186,14 @@ int cmd_attention(int argc, char **argv)
         return rc;
     }
     int *src = malloc(m->cfg.max_len * sizeof *src);
-    size_t Ts = 0, len = 0;
+    size_t Ts = 0, Tt = 0, len = 0; /* Tt 0: the task's length (an --input example) */
     const task *t = NULL;
     if (!src) {
         rc = args_run_error("out of memory");
     } else if (!(t = task_open(&m->cfg, err, sizeof err))) {
         rc = args_run_error("%s", err);
     } else if (!input && (args_count(&a, ARGS_LEN, 1, m->cfg.max_len, &len) != 0 ||
-                          (rc = test_sentence(t, len, src, m->cfg.max_len, &Ts)) != 0)) {
+                          (rc = test_sentence(t, len, src, m->cfg.max_len, &Ts, &Tt)) != 0)) {
         rc = rc ? rc : ARGS_EXIT_USAGE;
     } else if (input && task_parse(t, m->cfg.symbols, input, src, m->cfg.max_len, &Ts, err,
                                    sizeof err) != 0) {
@@ -204,9 +209,11 @@ int cmd_attention(int argc, char **argv)
         runlock lock = {-1};
         rc = claim_trace_dir(dir, &lock);
         if (rc == 0)
-            rc = cmd_write_trace(m, src, Ts, dir, 1);
-        if (rc == 0)
+            rc = cmd_write_trace(m, src, Ts, Tt, dir, 1);
+        if (rc == 0) { /* after the tables, also when both streams go to one file */
+            fflush(stdout);
             fprintf(stderr, "wrote the matrices above as %s/NAME.tsv\n", dir);
+        }
         runlock_release(&lock);
     }
     task_close(t);

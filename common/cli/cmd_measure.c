@@ -275,7 +275,8 @@ static void print_matrix(void *ctx, const char *name, const gsl_matrix *m,
     report_print_matrix(ctx, name, m, rows, cols);
 }
 
-int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print)
+int cmd_write_trace(model *m, const int *src, size_t Ts, size_t Tt, const char *dir,
+                    int print)
 {
     char err[ARGS_ERR_MAX];
     if (!m->ops->trace)
@@ -283,7 +284,9 @@ int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int pr
     const task *t = task_open(&m->cfg, err, sizeof err);
     if (!t)
         return args_run_error("%s", err);
-    const size_t Tt = task_target_len(t, Ts), V = m->cfg.symbols;
+    if (Tt == 0)
+        Tt = task_target_len(t, Ts);
+    const size_t V = m->cfg.symbols;
     int *out = malloc(Tt * sizeof *out);
     tracefile c;
     memset(&c, 0, sizeof c);

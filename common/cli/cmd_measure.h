@@ -60,10 +60,12 @@ int cmd_data_lengths(const task *t, const char *flag, size_t *lens, size_t *nl);
 void cmd_evaluation_plan(const task *t, const size_t *lens, size_t nl, size_t samples,
                          char *buf, size_t n);
 
-/* Decodes src (Ts symbols) with m, then writes every matrix the model traces as
- * dir/NAME.tsv, printing the example and each matrix as a table when print is set.
- * Returns the exit status (the error printed). */
-int cmd_write_trace(model *m, const int *src, size_t Ts, const char *dir, int print);
+/* Decodes src (Ts symbols) with m to Tt output symbols (0: the task's target length for
+ * Ts, which for a file task is the longest target of a source of Ts words), then writes
+ * every matrix the model traces as dir/NAME.tsv, printing the example and each matrix as
+ * a table when print is set. Returns the exit status (the error printed). */
+int cmd_write_trace(model *m, const int *src, size_t Ts, size_t Tt, const char *dir,
+                    int print);
 
 /* Measures the time of a training step and of decoding per sequence of m at the n lengths
  * lens (bench_cost; sequences drawn from r) with the analytic FLOPs, and writes

@@ -364,7 +364,7 @@ static int finish_run(const train_job *j, model *m, rng_streams *r,
         char tdir[AFILE_PATH_MAX];
         if (safedir_enter(j->dir, "trace", tdir, sizeof tdir, err, sizeof err) != 0)
             return args_run_error("%s", err); /* never a trace through a link (safedir.h) */
-        if ((rc = cmd_write_trace(m, j->trace_src, j->trace_len, tdir, 0)) != 0)
+        if ((rc = cmd_write_trace(m, j->trace_src, j->trace_len, 0, tdir, 0)) != 0)
             return rc;
     }
     if (j->ncost && (rc = cmd_measure_cost(m, j->cost_lens, j->ncost, r->s[RNG_EVAL], j->dir)))
