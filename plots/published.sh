@@ -41,7 +41,7 @@ inputs() {
 }
 if [ $# -eq 0 ]; then
     for d in docs/figures/*/; do
-        [ -d "${d}runs" ] || [ -n "$(inputs "${d%/}")" ] && set -- "$@" "${d%/}"
+        [ -n "$(inputs "${d%/}")" ] && set -- "$@" "${d%/}"
     done
 fi
 if [ $# -eq 0 ]; then
